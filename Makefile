@@ -1,0 +1,57 @@
+# llmbench: every setup step a fresh machine needs lives here.
+#   make run    run the whole benchmark DAG once, in-process, on the embedded local default
+#   make test   the test suite (unit, DAG integrity, integration against real servers)
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+UV_VERSION := 0.13.9
+export LLMBENCH_HOME ?= $(CURDIR)/.llmbench
+export LLMBENCH_CACHE ?= $(HOME)/.cache/llmbench
+DATE ?= $(shell date -u +%F)
+CONFIG ?= local
+
+# Airflow runs in-process with its metadata in SQLite under the data folder.
+export AIRFLOW_HOME := $(LLMBENCH_HOME)/airflow
+export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
+export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
+export AIRFLOW__CORE__LOAD_EXAMPLES := False
+
+.PHONY: help venv server airflow-db run test lock clean
+help:
+	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
+	@echo "make test                                   run the test suite"
+	@echo "make server                                 build llama-server and unpack the model (once, cached in $(LLMBENCH_CACHE))"
+	@echo "make lock                                   recompile requirements.txt from requirements.in"
+
+$(BIN)/.installed: requirements.txt pyproject.toml
+	@test -x $(BIN)/python || { echo "llmbench: creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+	@echo "llmbench: installing the lock (requirements.txt) into $(VENV)"
+	@$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
+	@$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	@touch $@
+
+venv: $(BIN)/.installed
+
+server: venv
+	@PIP=$(BIN)/pip scripts/get_local_server.sh
+
+airflow-db: venv
+	@mkdir -p $(AIRFLOW_HOME)
+	@$(BIN)/airflow db migrate >$(AIRFLOW_HOME)/db-migrate.log 2>&1 || { tail -20 $(AIRFLOW_HOME)/db-migrate.log; exit 1; }
+	@$(BIN)/airflow pools set llmbench_local 1 "the local machine: one target measures at a time" >/dev/null
+
+run: server airflow-db
+	@scripts/run_dag.sh "$(DATE)" "$(CONFIG)"
+
+test: server
+	@scripts/test.sh
+
+lock:
+	$(BIN)/uv pip compile --python-version 3.11 requirements.in -o requirements.txt
+
+clean:
+	rm -rf $(LLMBENCH_HOME)

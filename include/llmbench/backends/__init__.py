@@ -1,0 +1,17 @@
+"""Backends: how to deploy, reach, stream from and tear down one kind of endpoint."""
+
+from __future__ import annotations
+
+from llmbench.backends.base import Backend
+
+
+def get_backend(name: str) -> Backend:
+    if name == "local":
+        from llmbench.backends.local import LocalBackend
+
+        return LocalBackend()
+    if name == "openai":
+        from llmbench.backends.openai import OpenAIBackend
+
+        return OpenAIBackend()
+    raise ValueError(f"backend: unknown {name!r}; allowed: ['local', 'openai']")

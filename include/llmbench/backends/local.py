@@ -1,0 +1,164 @@
+"""The embedded default: llama.cpp's llama-server on 127.0.0.1, serving SmolLM2-135M (GGUF).
+
+The server runs in a process group of its own, led by coreutils `timeout`, so that
+  * teardown can stop the whole group and wait for every member to exit, and
+  * a server whose teardown never ran (a SIGKILLed worker) still dies after max_lifetime_s.
+The handle records pid/pgid, so teardown works from any process on this machine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from llmbench import paths
+from llmbench.backends.base import DeployError
+from llmbench.loadgen import Endpoint
+
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def server_binary() -> Path:
+    return Path(os.environ.get("LLMBENCH_LLAMA_SERVER", paths.cache_home() / "bin" / "llama-server"))
+
+
+def model_file() -> Path:
+    return Path(os.environ.get("LLMBENCH_LOCAL_MODEL", paths.cache_home() / "models" / MODEL_FILE))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is pgid, read from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # Fields after the parenthesised command: state, ppid, pgrp, ...
+        rest = stat.rsplit(")", 1)[1].split()
+        if int(rest[2]) == pgid and rest[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if the server is our own child (same process as deploy)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def stop_group(pgid: int, grace_s: float = 10.0) -> None:
+    """SIGTERM the process group, SIGKILL whatever is left after grace_s, wait until it is gone."""
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            _reap(pgid)
+            if not group_members(pgid):
+                return
+            time.sleep(0.05)
+    raise RuntimeError(f"process group {pgid} still has members {group_members(pgid)} after SIGKILL")
+
+
+class LocalBackend:
+    name = "local"
+
+    def deploy(self, target: dict[str, Any], work_dir: Path) -> dict[str, Any]:
+        binary, model = server_binary(), model_file()
+        for what, p in (("llama-server binary", binary), ("model", model)):
+            if not p.exists():
+                raise DeployError(f"{what} not found at {p}; run `make server` (scripts/get_local_server.sh) first")
+        s = target["serving"]
+        work_dir.mkdir(parents=True, exist_ok=True)
+        log_path = work_dir / "llama-server.log"
+        port = free_port()
+        cmd = [
+            "timeout", "--signal=TERM", "--kill-after=10", str(s["max_lifetime_s"]),
+            str(binary),
+            "--model", str(model),
+            "--host", "127.0.0.1",  # loopback only
+            "--port", str(port),
+            "--parallel", str(s["parallel"]),
+            "--ctx-size", str(s["parallel"] * s["ctx_per_slot"]),
+            "--threads", str(s["threads"]),
+            "--no-webui",
+            *s.get("extra_args", []),
+        ]
+        deployed_at = datetime.now(timezone.utc)
+        with log_path.open("ab") as log:
+            proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        handle = {
+            "backend": self.name,
+            "pid": proc.pid,
+            "pgid": proc.pid,  # start_new_session: the leader's pid is the group id
+            "port": port,
+            "base_url": f"http://127.0.0.1:{port}",
+            "log_path": str(log_path),
+            "command": cmd,
+            "deployed_at": deployed_at.isoformat(),
+        }
+        # A server that dies at once (bad flag, port taken, unreadable model) is a failed deploy:
+        # remove what we started before raising, since Airflow skips the teardown of a failed setup.
+        time.sleep(0.5)
+        if proc.poll() is not None:
+            stop_group(proc.pid)
+            raise DeployError(f"llama-server exited at start (code {proc.returncode}): {_tail(log_path)}")
+        return handle
+
+    def wait_ready(self, handle: dict[str, Any], timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        last = ""
+        while time.monotonic() < deadline:
+            if not group_members(handle["pgid"]):
+                raise DeployError(f"llama-server exited before it was ready: {_tail(Path(handle['log_path']))}")
+            try:
+                with urllib.request.urlopen(handle["base_url"] + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except urllib.error.HTTPError as e:  # 503 while the model loads
+                last = f"HTTP {e.code}"
+            except OSError as e:
+                last = str(e)
+            time.sleep(0.2)
+        raise DeployError(f"llama-server not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}")
+
+    def endpoint(self, handle: dict[str, Any]) -> Endpoint:
+        return Endpoint(url=handle["base_url"] + "/v1/chat/completions", model="default")
+
+    def teardown(self, handle: dict[str, Any]) -> dict[str, Any]:
+        stop_group(handle["pgid"])
+        deleted_at = datetime.now(timezone.utc)
+        seconds = (deleted_at - datetime.fromisoformat(handle["deployed_at"])).total_seconds()
+        return {"deleted_at": deleted_at.isoformat(), "endpoint_seconds": seconds}
+
+
+def _tail(path: Path, n: int = 5) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(lines[-n:])

@@ -1,0 +1,226 @@
+"""`llmbench`: ad-hoc sweeps outside Airflow, plan checks, and a look at published results.
+
+  llmbench sweep --backend openai --url http://HOST:PORT/v1 --concurrency 1,16,64 \\
+                 --requests-per-level 32 --input-tokens 512 --output-tokens 128 --out DIR
+  llmbench sweep --backend local --parallel 4 ...     # starts and stops llama-server itself
+  llmbench plan  --config local [--targets ID,ID] [--concurrency 1,2]
+  llmbench show  [--run-key KEY | --config local --date 2026-11-30] [--warehouse PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+from llmbench import paths
+
+
+def _ints(s: str) -> list[int]:
+    try:
+        return [int(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {s!r}") from None
+
+
+def _say(msg: str) -> None:
+    stamp = datetime.now().strftime("%H:%M:%S")
+    print(f"[{stamp}] {msg}", file=sys.stderr, flush=True)
+
+
+LEVEL_COLUMNS = [
+    "concurrency", "requests_ok", "requests_failed", "error_rate", "output_tokens_per_s", "requests_per_s",
+    "ttft_ms_p50", "ttft_ms_p99", "itl_ms_mean", "itl_ms_p50", "tpot_ms_p50", "e2e_ms_p50", "achieved_concurrency",
+    "client_cpu_pct",
+]
+PRICE_COLUMNS = [
+    "target_id", "concurrency", "usd_per_hour", "output_tokens_per_s", "usd_per_m_output_tokens", "ttft_ms_p50",
+    "tpot_ms_p50", "error_rate", "meets_slo", "best_under_slo", "validation_passed",
+]
+
+
+def _print_frame(df, columns: list[str]) -> None:
+    import pandas as pd
+
+    with pd.option_context("display.width", 250, "display.max_columns", 50, "display.float_format", "{:,.3f}".format):
+        print(df[[c for c in columns if c in df.columns]].to_string(index=False))
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    from llmbench.backends import get_backend
+    from llmbench.backends.base import DeployError
+    from llmbench.loadgen import run_sweep, run_warmup
+
+    workload = {
+        "input_tokens": a.input_tokens,
+        "output_tokens": a.output_tokens,
+        "concurrency": sorted(set(a.concurrency)),
+        "requests_per_level": a.requests_per_level,
+        "warmup_requests": a.warmup,
+        "request_timeout_s": a.timeout,
+        "seed": a.seed,
+    }
+    if any(c < 1 for c in workload["concurrency"]) or a.requests_per_level < 1:
+        print("llmbench sweep: --concurrency levels and --requests-per-level must be >= 1", file=sys.stderr)
+        return 2
+    out = Path(a.out)
+    if a.backend == "openai":
+        if not a.url:
+            print("llmbench sweep: --backend openai needs --url http://HOST:PORT/v1", file=sys.stderr)
+            return 2
+        target = {"serving": {"url": a.url, "model": a.model}}
+    else:
+        target = {
+            "serving": {"name": f"llama-server-{a.parallel}slots", "parallel": a.parallel, "threads": a.threads,
+                        "ctx_per_slot": max(1024, a.input_tokens + a.output_tokens + 64), "max_lifetime_s": 7200}
+        }
+    backend = get_backend(a.backend)
+    handle = None
+    try:
+        _say(f"{a.backend}: deploying")
+        handle = backend.deploy(target, out)
+        backend.wait_ready(handle, 300)
+        endpoint = backend.endpoint(handle)
+        _say(f"endpoint {endpoint.url}")
+        run_warmup(endpoint, workload, progress=_say)
+        result = run_sweep(endpoint, workload, out, progress=_say)
+    except DeployError as e:
+        print(f"llmbench sweep: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if handle is not None:
+            backend.teardown(handle)
+    import pandas as pd
+
+    _print_frame(pd.DataFrame(result.levels), LEVEL_COLUMNS)
+    print(f"\nrequests: {result.requests_path}\nlevels:   {result.levels_path}")
+    failed = sum(lv["requests_failed"] for lv in result.levels)
+    return 0 if failed == 0 else 3
+
+
+def cmd_plan(a: argparse.Namespace) -> int:
+    from llmbench.config import ConfigError, plan
+
+    params = {"targets": a.targets or [], "concurrency": a.concurrency or []}
+    if a.requests_per_level is not None:
+        params["requests_per_level"] = a.requests_per_level
+    try:
+        with tempfile.TemporaryDirectory() as tmp:  # a dry plan leaves no run folder behind
+            run = plan(a.config, a.date, params, runs_root=Path(tmp))
+    except ConfigError as e:
+        print(f"llmbench plan: {e}", file=sys.stderr)
+        return 2
+    print(f"run key {run['run_key']}: {len(run['targets'])} target(s)")
+    for t in run["targets"]:
+        w = t["workload"]
+        print(
+            f"  {t['target_id']}: {t['label']}, ${t['usd_per_hour']}/h, concurrency {w['concurrency']}, "
+            f"{w['requests_per_level']} requests/level, {w['input_tokens']} in / {w['output_tokens']} out"
+        )
+    return 0
+
+
+def cmd_show(a: argparse.Namespace) -> int:
+    from llmbench import warehouse
+    from llmbench.config import ConfigError, make_run_key
+
+    db = Path(a.warehouse) if a.warehouse else paths.default_warehouse_path()
+    if not db.exists():
+        print(f"llmbench show: no warehouse at {db}", file=sys.stderr)
+        return 1
+    if a.run_key:
+        run_key = a.run_key
+    elif a.config:
+        try:
+            run_key = make_run_key(a.config, a.date)
+        except (ConfigError, ValueError) as e:
+            print(f"llmbench show: {e}", file=sys.stderr)
+            return 2
+    else:
+        latest = warehouse.query("SELECT run_key FROM llmbench.runs ORDER BY published_at DESC LIMIT 1", db_path=db)
+        if latest.empty:
+            print("llmbench show: the warehouse holds no run yet", file=sys.stderr)
+            return 1
+        run_key = latest["run_key"].iloc[0]
+    runs = warehouse.query("SELECT * FROM llmbench.runs WHERE run_key = ?", [run_key], db_path=db)
+    if runs.empty:
+        print(f"llmbench show: run key {run_key!r} is not in {db}", file=sys.stderr)
+        return 1
+    run = runs.iloc[0]
+    pp = warehouse.query(
+        "SELECT * FROM llmbench.price_performance WHERE run_key = ? ORDER BY target_id, concurrency", [run_key], db_path=db
+    )
+    targets = warehouse.query(
+        "SELECT target_id, status, failed_stage, error, validation_passed, raw_dir FROM llmbench.targets "
+        "WHERE run_key = ? ORDER BY target_id", [run_key], db_path=db
+    )
+    print(f"llmbench run {run_key}: {run['status']} ({run['targets_planned']} targets, "
+          f"{run['targets_failed']} failed, {run['targets_validation_failed']} failed validation)\n")
+    print("price-performance ($ per million output tokens at each concurrency):")
+    _print_frame(pp, PRICE_COLUMNS)
+    for t in targets.to_dict("records"):
+        if t["status"] != "succeeded":
+            print(f"\nFAILED {t['target_id']} at {t['failed_stage']}: {t['error']}")
+    print(f"\nwarehouse:          {db}")
+    print(f"raw results:        {run['run_dir']}")
+    print("validation results: " + ", ".join(
+        str(Path(d) / "validation.json") for d in targets["raw_dir"] if (Path(d) / "validation.json").exists()
+    ))
+    report = Path(run["run_dir"]) / "report.html"
+    if report.exists():
+        print(f"report:             {report}")
+    return 0 if run["status"] == "succeeded" else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="llmbench", description="LLM serving price-performance benchmarks.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("sweep", help="drive a streaming endpoint through a concurrency sweep")
+    s.add_argument("--backend", choices=["openai", "local"], default="openai")
+    s.add_argument("--url", help="OpenAI-compatible base URL ending in /v1 (backend openai)")
+    s.add_argument("--model", default="default", help="model name sent in the request (backend openai)")
+    s.add_argument("--parallel", type=int, default=4, help="llama-server slots (backend local)")
+    s.add_argument("--threads", type=int, default=2, help="llama-server threads (backend local)")
+    s.add_argument("--concurrency", type=_ints, default=[1, 2, 4, 8])
+    s.add_argument("--requests-per-level", type=int, default=16)
+    s.add_argument("--input-tokens", type=int, default=256)
+    s.add_argument("--output-tokens", type=int, default=64)
+    s.add_argument("--warmup", type=int, default=2, help="warm-up requests, timings discarded")
+    s.add_argument("--timeout", type=float, default=120.0, help="per-request timeout, seconds")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", required=True, help="folder for requests.parquet and levels.parquet")
+    s.set_defaults(func=cmd_sweep)
+
+    pl = sub.add_parser("plan", help="resolve a config and Params into targets, or say what is wrong")
+    pl.add_argument("--config", default="local")
+    pl.add_argument("--date", default=date.today().isoformat())
+    pl.add_argument("--targets", type=lambda s: [x for x in s.split(",") if x])
+    pl.add_argument("--concurrency", type=_ints)
+    pl.add_argument("--requests-per-level", type=int)
+    pl.set_defaults(func=cmd_plan)
+
+    sh = sub.add_parser("show", help="print a published run's price-performance and where its files are")
+    sh.add_argument("--run-key")
+    sh.add_argument("--config")
+    sh.add_argument("--date", default=datetime.now(timezone.utc).date().isoformat())
+    sh.add_argument("--warehouse")
+    sh.set_defaults(func=cmd_show)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    t0 = time.monotonic()
+    rc = a.func(a)
+    if a.command == "sweep":
+        _say(f"done in {time.monotonic() - t0:.1f}s")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

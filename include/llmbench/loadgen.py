@@ -1,0 +1,305 @@
+"""The aiohttp load generator: a closed-loop concurrency sweep against an OpenAI-compatible
+streaming endpoint.
+
+Closed loop: at level C, C workers each send their next request as soon as their previous one
+ends, until the level's request count is reached. The hot path only timestamps bytes as they
+arrive (time.perf_counter_ns); parsing, metric arithmetic and disk writes happen after the stream
+ends. A failed request is a record with an error kind, never an exception that ends the sweep.
+Every record is appended to a JSON-lines file the moment it completes, so nothing measured is
+lost if the process dies mid-sweep; the Parquet files are written from it at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import aiohttp
+
+from llmbench import metrics
+from llmbench.workload import chat_request_body, make_prompt
+
+ProgressFn = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where to send chat completions: the full URL of /v1/chat/completions and any headers."""
+
+    url: str
+    model: str = "default"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class StreamParse:
+    content_ns: list[int]
+    finish_reason: str | None
+    usage: dict[str, Any] | None
+    error_kind: str | None = None
+    error_detail: str | None = None
+
+
+def parse_openai_sse(lines: list[tuple[int, bytes]]) -> StreamParse:
+    """Parse timestamped SSE lines of an OpenAI chat-completions stream (off the hot path).
+
+    A content chunk is a `data:` event whose first choice carries non-empty delta content; its
+    arrival time is the time of the line that completed it.
+    """
+    content_ns: list[int] = []
+    finish_reason = None
+    usage = None
+    for t_ns, raw in lines:
+        line = raw.strip()
+        if not line or line.startswith(b":"):
+            continue
+        if not line.startswith(b"data:"):
+            continue  # event:/id:/retry: fields carry nothing we measure
+        payload = line[5:].strip()
+        if payload == b"[DONE]":
+            continue
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            return StreamParse(content_ns, finish_reason, usage, "malformed_chunk", payload[:200].decode("utf-8", "replace"))
+        if not isinstance(chunk, dict):
+            return StreamParse(content_ns, finish_reason, usage, "malformed_chunk", payload[:200].decode("utf-8", "replace"))
+        if "error" in chunk:
+            return StreamParse(content_ns, finish_reason, usage, "stream_error", json.dumps(chunk["error"])[:200])
+        if chunk.get("usage"):
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                content_ns.append(t_ns)
+            if choice.get("finish_reason"):
+                finish_reason = choice["finish_reason"]
+    return StreamParse(content_ns, finish_reason, usage)
+
+
+def build_record(
+    *,
+    concurrency: int,
+    request_index: int,
+    worker: int,
+    send_ns: int,
+    end_ns: int,
+    send_lag_ns: int,
+    http_status: int | None,
+    lines: list[tuple[int, bytes]],
+    error_kind: str | None,
+    error_detail: str | None,
+) -> dict[str, Any]:
+    """One per-request record (a row of requests.parquet) from what the hot path captured."""
+    parse = parse_openai_sse(lines) if error_kind is None else StreamParse([], None, None)
+    if error_kind is None and parse.error_kind:
+        error_kind, error_detail = parse.error_kind, parse.error_detail
+    if error_kind is None and not parse.content_ns:
+        error_kind, error_detail = "empty_response", "stream carried no generated content"
+    if error_kind is None and parse.finish_reason is None:
+        error_kind, error_detail = "truncated", "stream ended without a finish reason"
+    usage = parse.usage or {}
+    if usage.get("completion_tokens") is not None:
+        output_tokens, source = int(usage["completion_tokens"]), "usage"
+    else:
+        output_tokens, source = len(parse.content_ns), "counted"
+    timings = metrics.request_timings(send_ns, parse.content_ns, end_ns, output_tokens)
+    return {
+        "concurrency": concurrency,
+        "request_index": request_index,
+        "worker": worker,
+        "ok": error_kind is None,
+        "error_kind": error_kind,
+        "error_detail": error_detail,
+        "http_status": http_status,
+        "send_ns": send_ns,
+        "first_content_ns": parse.content_ns[0] if parse.content_ns else None,
+        "end_ns": end_ns,
+        "send_lag_ms": send_lag_ns / metrics.NS_PER_MS,
+        "ttft_ms": timings["ttft_ms"],
+        "e2e_ms": timings["e2e_ms"],
+        "tpot_ms": timings["tpot_ms"],
+        "itl_ms": timings["itl_ms"],
+        "content_chunks": len(parse.content_ns),
+        "output_tokens": output_tokens,
+        "output_tokens_source": source,
+        "output_tokens_counted": len(parse.content_ns),
+        "input_tokens": usage.get("prompt_tokens"),
+        "finish_reason": parse.finish_reason,
+    }
+
+
+async def send_one(
+    session: aiohttp.ClientSession,
+    endpoint: Endpoint,
+    body: bytes,
+    timeout_s: float,
+) -> tuple[int, int, int | None, list[tuple[int, bytes]], str | None, str | None]:
+    """Send one streaming request. Returns (send_ns, end_ns, http_status, lines, error_kind,
+    error_detail). Never raises for anything the server or network does."""
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **endpoint.headers}
+    lines: list[tuple[int, bytes]] = []
+    status = None
+    send_ns = time.perf_counter_ns()
+    try:
+        async with session.post(
+            endpoint.url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
+        ) as resp:
+            status = resp.status
+            if status != 200:
+                text = (await resp.read())[:300].decode("utf-8", "replace")
+                return send_ns, time.perf_counter_ns(), status, lines, "http_status", f"HTTP {status}: {text}"
+            async for line in resp.content:
+                lines.append((time.perf_counter_ns(), line))
+        return send_ns, time.perf_counter_ns(), status, lines, None, None
+    except asyncio.TimeoutError:
+        return send_ns, time.perf_counter_ns(), status, lines, "timeout", f"no complete response within {timeout_s}s"
+    except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as e:
+        kind = "stream_error" if status is not None else "connection"
+        return send_ns, time.perf_counter_ns(), status, lines, kind, f"{type(e).__name__}: {e}"[:300]
+    except aiohttp.ClientError as e:
+        kind = "stream_error" if status is not None else "connection"
+        return send_ns, time.perf_counter_ns(), status, lines, kind, f"{type(e).__name__}: {e}"[:300]
+    except OSError as e:
+        return send_ns, time.perf_counter_ns(), status, lines, "connection", f"{type(e).__name__}: {e}"[:300]
+
+
+async def run_level(
+    endpoint: Endpoint,
+    *,
+    concurrency: int,
+    n_requests: int,
+    input_tokens: int,
+    output_tokens: int,
+    seed: int,
+    first_index: int,
+    timeout_s: float,
+    on_record: Callable[[dict[str, Any]], None],
+) -> tuple[list[dict[str, Any]], float]:
+    """One closed-loop level. Returns (records, client CPU seconds spent during the level)."""
+    bodies = [
+        json.dumps(
+            chat_request_body(make_prompt(seed, first_index + i, input_tokens, output_tokens), endpoint.model)
+        ).encode()
+        for i in range(n_requests)
+    ]
+    counter = itertools.count()
+    records: list[dict[str, Any]] = []
+    # A fresh connection per request: llama-server closes reused keep-alive connections, which
+    # makes aiohttp fail the next send with "Can not write request body".
+    connector = aiohttp.TCPConnector(limit=concurrency, force_close=True)
+    cpu0 = time.process_time()
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def worker(w: int) -> None:
+            while True:
+                i = next(counter)
+                if i >= n_requests:
+                    return
+                ready_ns = time.perf_counter_ns()
+                send_ns, end_ns, status, lines, kind, detail = await send_one(session, endpoint, bodies[i], timeout_s)
+                rec = build_record(
+                    concurrency=concurrency,
+                    request_index=first_index + i,
+                    worker=w,
+                    send_ns=send_ns,
+                    end_ns=end_ns,
+                    send_lag_ns=send_ns - ready_ns,
+                    http_status=status,
+                    lines=lines,
+                    error_kind=kind,
+                    error_detail=detail,
+                )
+                records.append(rec)
+                on_record(rec)
+
+        await asyncio.gather(*(worker(w) for w in range(concurrency)))
+    return records, time.process_time() - cpu0
+
+
+@dataclass
+class SweepResult:
+    requests_path: Path
+    levels_path: Path
+    levels: list[dict[str, Any]]
+
+
+def _level_args(workload: dict[str, Any]) -> dict[str, Any]:
+    return dict(
+        input_tokens=int(workload["input_tokens"]),
+        output_tokens=int(workload["output_tokens"]),
+        seed=int(workload.get("seed", 0)),
+        timeout_s=float(workload.get("request_timeout_s", 120)),
+    )
+
+
+def run_warmup(endpoint: Endpoint, workload: dict[str, Any], progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Requests whose timings are thrown away: the first requests pay for lazy loading, cache
+    allocation and compilation. Raises if every warm-up request failed: the endpoint is unusable."""
+    n = int(workload.get("warmup_requests", 0))
+    if n == 0:
+        return {"warmup_requests": 0, "failed": 0}
+    (progress or (lambda _m: None))(f"warm-up: {n} request(s), timings discarded")
+    recs, _ = asyncio.run(
+        run_level(endpoint, concurrency=1, n_requests=n, first_index=-n, on_record=lambda r: None, **_level_args(workload))
+    )
+    failed = [r for r in recs if not r["ok"]]
+    if len(failed) == n:
+        raise RuntimeError(f"every warm-up request failed; first: {failed[0]['error_kind']}: {failed[0]['error_detail']}")
+    return {"warmup_requests": n, "failed": len(failed)}
+
+
+def run_sweep(
+    endpoint: Endpoint,
+    workload: dict[str, Any],
+    out_dir: Path,
+    slo: dict[str, float] | None = None,
+    progress: ProgressFn | None = None,
+) -> SweepResult:
+    """One closed-loop level per configured concurrency (warm-up is run_warmup's job); writes
+    out_dir/requests.jsonl (as records complete), requests.parquet and levels.parquet."""
+    import pandas as pd
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda _msg: None)
+    levels = list(workload["concurrency"])
+    n = int(workload["requests_per_level"])
+    common = _level_args(workload)
+    slo = slo or {}
+    jsonl_path = out_dir / "requests.jsonl"
+    all_records: list[dict[str, Any]] = []
+    level_rows: list[dict[str, Any]] = []
+
+    with jsonl_path.open("w") as sink:
+
+        def on_record(rec: dict[str, Any]) -> None:
+            sink.write(json.dumps(rec) + "\n")
+            sink.flush()
+
+        for li, c in enumerate(levels):
+            say(f"level {li + 1}/{len(levels)}: concurrency {c}, {n} requests")
+            recs, cpu_s = asyncio.run(
+                run_level(endpoint, concurrency=c, n_requests=n, first_index=li * n, on_record=on_record, **common)
+            )
+            row = metrics.summarize_level(recs, c, slo.get("ttft_ms"), slo.get("tpot_ms"), cpu_s)
+            level_rows.append(row)
+            all_records.extend(recs)
+            say(
+                f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{n} ok, "
+                f"{_fmt(row['output_tokens_per_s'])} output tok/s, TTFT p50 {_fmt(row['ttft_ms_p50'])} ms"
+            )
+
+    requests_path = out_dir / "requests.parquet"
+    levels_path = out_dir / "levels.parquet"
+    pd.DataFrame(all_records).to_parquet(requests_path, index=False)
+    pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
+    return SweepResult(requests_path, levels_path, level_rows)
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"

@@ -1,0 +1,121 @@
+"""The one set of metric definitions (DESIGN.md, "Metric definitions"). Everything else calls these.
+
+Per request: `request_timings` turns raw monotonic timestamps (time.perf_counter_ns, taken in the
+hot path) into ttft / itl / tpot / e2e. Per level: `summarize_level` reduces one list of request
+records into one row, in the spirit of vLLM's benchmarks/serve.py: all level metrics computed in
+one function over one list.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+PERCENTILES = (50, 90, 95, 99)
+DISTRIBUTIONS = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+ERROR_KINDS = (
+    "http_status",
+    "timeout",
+    "connection",
+    "stream_error",
+    "malformed_chunk",
+    "empty_response",
+    "truncated",
+)
+NS_PER_MS = 1_000_000
+
+
+def request_timings(
+    send_ns: int, content_ns: Sequence[int], end_ns: int, output_tokens: int
+) -> dict[str, Any]:
+    """ttft_ms: send -> first content chunk; itl_ms: every gap between consecutive content chunks;
+    e2e_ms: send -> last byte; tpot_ms: (e2e - ttft) / (output_tokens - 1), None for one token."""
+    e2e_ms = (end_ns - send_ns) / NS_PER_MS
+    if not content_ns:
+        return {"ttft_ms": None, "itl_ms": [], "tpot_ms": None, "e2e_ms": e2e_ms}
+    ttft_ms = (content_ns[0] - send_ns) / NS_PER_MS
+    itl_ms = [(b - a) / NS_PER_MS for a, b in zip(content_ns, content_ns[1:])]
+    tpot_ms = (e2e_ms - ttft_ms) / (output_tokens - 1) if output_tokens > 1 else None
+    return {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
+
+
+def distribution(values: Iterable[float | None], name: str) -> dict[str, float | None]:
+    """p50/p90/p95/p99 (linear interpolation), mean, min, max of the non-missing values."""
+    arr = np.asarray([v for v in values if v is not None], dtype=float)
+    keys = [f"{name}_p{p}" for p in PERCENTILES] + [f"{name}_{s}" for s in ("mean", "min", "max")]
+    if arr.size == 0:
+        return dict.fromkeys(keys)
+    pct = np.percentile(arr, PERCENTILES)
+    out = {f"{name}_p{p}": float(v) for p, v in zip(PERCENTILES, pct)}
+    out.update({f"{name}_mean": float(arr.mean()), f"{name}_min": float(arr.min()), f"{name}_max": float(arr.max())})
+    return out
+
+
+def summarize_level(
+    records: Sequence[dict[str, Any]],
+    concurrency: int,
+    slo_ttft_ms: float | None = None,
+    slo_tpot_ms: float | None = None,
+    client_cpu_s: float | None = None,
+) -> dict[str, Any]:
+    """One level's row from its request records (the dicts written by loadgen).
+
+    window_s: first send -> last completion over every attempted request. Throughputs count
+    successful requests only. achieved_concurrency: sum of request durations / window, evidence
+    that the client really held the level's concurrency.
+    """
+    attempted = len(records)
+    ok = [r for r in records if r["ok"]]
+    failed = attempted - len(ok)
+    if attempted:
+        start_ns = min(r["send_ns"] for r in records)
+        end_ns = max(r["end_ns"] for r in records)
+        window_s = (end_ns - start_ns) / 1e9
+    else:
+        window_s = 0.0
+    out_tokens = sum(r["output_tokens"] for r in ok)
+    busy_s = sum((r["end_ns"] - r["send_ns"]) / 1e9 for r in records)
+
+    row: dict[str, Any] = {
+        "concurrency": concurrency,
+        "requests_attempted": attempted,
+        "requests_ok": len(ok),
+        "requests_failed": failed,
+        "error_rate": failed / attempted if attempted else None,
+        "errors_by_kind": json.dumps(dict(Counter(r["error_kind"] for r in records if not r["ok"]))),
+        "window_s": window_s,
+        "output_tokens_total": out_tokens,
+        "output_tokens_per_s": out_tokens / window_s if window_s > 0 else None,
+        "requests_per_s": len(ok) / window_s if window_s > 0 else None,
+        "input_tokens_mean": float(np.mean([r["input_tokens"] for r in ok if r["input_tokens"] is not None]))
+        if any(r["input_tokens"] is not None for r in ok)
+        else None,
+        "output_tokens_mean": out_tokens / len(ok) if ok else None,
+        "achieved_concurrency": busy_s / window_s if window_s > 0 else None,
+        "client_cpu_pct": 100.0 * client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None,
+    }
+    row.update(distribution((r["ttft_ms"] for r in ok), "ttft_ms"))
+    row.update(distribution((gap for r in ok for gap in r["itl_ms"]), "itl_ms"))
+    row.update(distribution((r["tpot_ms"] for r in ok), "tpot_ms"))
+    row.update(distribution((r["e2e_ms"] for r in ok), "e2e_ms"))
+    row.update(distribution((r.get("send_lag_ms") for r in records), "send_lag_ms"))
+    if slo_ttft_ms is not None and slo_tpot_ms is not None and window_s > 0:
+        good = [r for r in ok if meets_slo(r, slo_ttft_ms, slo_tpot_ms)]
+        row["goodput_rps"] = len(good) / window_s
+    else:
+        row["goodput_rps"] = None
+    return row
+
+
+def meets_slo(record: dict[str, Any], slo_ttft_ms: float, slo_tpot_ms: float) -> bool:
+    """A successful request whose ttft and tpot are both within the SLO (tpot of a one-token
+    answer is undefined and does not count against it)."""
+    return (
+        record["ok"]
+        and record["ttft_ms"] is not None
+        and record["ttft_ms"] <= slo_ttft_ms
+        and (record["tpot_ms"] is None or record["tpot_ms"] <= slo_tpot_ms)
+    )

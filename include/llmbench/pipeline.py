@@ -1,0 +1,321 @@
+"""One function per DAG task. The DAG file only wires these; each takes and returns small
+JSON-able references (target dicts, handles, paths), never frames.
+
+Raw results live under the run folder:
+  <run_dir>/plan.json
+  <run_dir>/<target_id>/{handle.json, events.jsonl, requests.jsonl, requests.parquet,
+                         levels.parquet, validation.json, teardown.json, llama-server.log}
+  <run_dir>/tables/<table>.parquet          (what publish writes to the warehouse)
+  <run_dir>/report.html
+Every stage appends to events.jsonl, so a failed target says where and why, whichever process
+ran it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from llmbench import __version__, pricing
+from llmbench.backends import get_backend
+
+log = logging.getLogger("llmbench")
+
+STAGES = ("deploy", "wait_ready", "warm_up", "sweep", "validate", "teardown")
+
+
+class TargetFailed(RuntimeError):
+    """Raised by check: at least one target failed or failed validation."""
+
+
+def target_dir(target: dict[str, Any]) -> Path:
+    return Path(target["run_dir"]) / target["target_id"]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _event(target: dict[str, Any], stage: str, status: str, **extra: Any) -> None:
+    d = target_dir(target)
+    d.mkdir(parents=True, exist_ok=True)
+    with (d / "events.jsonl").open("a") as f:
+        f.write(json.dumps({"stage": stage, "status": status, "at": _now(), **extra}) + "\n")
+
+
+@contextmanager
+def stage(target: dict[str, Any], name: str) -> Iterator[None]:
+    """Record a stage's start and outcome; re-raise failures after recording them."""
+    _event(target, name, "started")
+    try:
+        yield
+    except BaseException as e:  # KeyboardInterrupt / task timeouts too: record, then re-raise
+        _event(target, name, "failed", error=f"{type(e).__name__}: {e}"[:2000], traceback=traceback.format_exc()[-4000:])
+        raise
+    _event(target, name, "succeeded")
+
+
+def read_events(target: dict[str, Any]) -> list[dict[str, Any]]:
+    p = target_dir(target) / "events.jsonl"
+    if not p.exists():
+        return []
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+# ---- per-target tasks ------------------------------------------------------------------------
+
+
+def deploy(target: dict[str, Any]) -> dict[str, Any]:
+    with stage(target, "deploy"):
+        handle = get_backend(target["backend"]).deploy(target, target_dir(target))
+        (target_dir(target) / "handle.json").write_text(json.dumps(handle, indent=2))
+        log.info("deployed %s: %s", target["label"], handle.get("base_url"))
+        return handle
+
+
+def wait_ready(target: dict[str, Any], handle: dict[str, Any], timeout_s: float = 300.0) -> None:
+    with stage(target, "wait_ready"):
+        get_backend(target["backend"]).wait_ready(handle, timeout_s)
+
+
+def warm_up(target: dict[str, Any], handle: dict[str, Any]) -> dict[str, Any]:
+    from llmbench.loadgen import run_warmup
+
+    with stage(target, "warm_up"):
+        endpoint = get_backend(target["backend"]).endpoint(handle)
+        return run_warmup(endpoint, target["workload"], progress=log.info)
+
+
+def sweep(target: dict[str, Any], handle: dict[str, Any]) -> dict[str, str]:
+    from llmbench.loadgen import run_sweep
+
+    with stage(target, "sweep"):
+        endpoint = get_backend(target["backend"]).endpoint(handle)
+        result = run_sweep(endpoint, target["workload"], target_dir(target), slo=target["slo"], progress=log.info)
+        return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
+
+
+def validate(target: dict[str, Any], swept: dict[str, str]) -> dict[str, Any]:
+    from llmbench.validation import validate_results
+
+    with stage(target, "validate"):
+        outcome = validate_results(
+            Path(swept["requests_path"]),
+            Path(swept["levels_path"]),
+            target["workload"]["concurrency"],
+            target["validation"]["max_error_rate"],
+            target_dir(target) / "validation.json",
+        )
+        if not outcome["validation_passed"]:
+            log.warning("validation failed for %s: %s", target["label"], "; ".join(outcome["failures"]))
+        return {"validation_passed": outcome["validation_passed"], "path": outcome["path"]}
+
+
+def teardown(target: dict[str, Any], handle: dict[str, Any] | None) -> dict[str, Any]:
+    """Delete what deploy created. A missing handle (deploy never returned) is read from disk."""
+    with stage(target, "teardown"):
+        if handle is None:
+            p = target_dir(target) / "handle.json"
+            handle = json.loads(p.read_text()) if p.exists() else None
+        if handle is None:
+            return {"endpoint_seconds": None}
+        outcome = get_backend(target["backend"]).teardown(handle)
+        (target_dir(target) / "teardown.json").write_text(json.dumps(outcome, indent=2))
+        return outcome
+
+
+# ---- run-level tasks -------------------------------------------------------------------------
+
+
+def _target_row(run: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
+    events = read_events(target)
+    failed = next((e for e in events if e["status"] == "failed"), None)
+    finished = {e["stage"] for e in events if e["status"] == "succeeded"}
+    d = target_dir(target)
+    validation_passed = None
+    if (d / "validation.json").exists():
+        validation_passed = bool(json.loads((d / "validation.json").read_text())["validation_passed"])
+    endpoint_seconds = None
+    if (d / "teardown.json").exists():
+        endpoint_seconds = json.loads((d / "teardown.json").read_text()).get("endpoint_seconds")
+    if failed is None and not {"sweep", "validate"} <= finished:
+        status, failed_stage, error = "failed", None, "did not run to the end (an upstream task failed or was skipped)"
+    elif failed is not None:
+        status, failed_stage, error = "failed", failed["stage"], failed["error"]
+    else:
+        status, failed_stage, error = "succeeded", None, None
+    return {
+        "run_key": run["run_key"],
+        "target_id": target["target_id"],
+        "label": target["label"],
+        "backend": target["backend"],
+        "instance_type": target["instance_type"],
+        "model": target["model"],
+        "precision": target["precision"],
+        "serving_config": target["serving_config"],
+        "serving_json": json.dumps(target["serving"], sort_keys=True),
+        "workload_json": json.dumps(target["workload"], sort_keys=True),
+        "usd_per_hour": float(target["usd_per_hour"]),
+        "price_source": target["price_source"],
+        "price_date": target["price_date"],
+        "status": status,
+        "failed_stage": failed_stage,
+        "error": error,
+        "validation_passed": validation_passed,
+        "endpoint_seconds": endpoint_seconds,
+        "benchmark_cost_usd": pricing.benchmark_cost_usd(float(target["usd_per_hour"]), endpoint_seconds),
+        "raw_dir": str(d),
+    }
+
+
+def _price_rows(run: dict[str, Any], target: dict[str, Any], levels, validation_passed) -> list[dict[str, Any]]:
+    slo, bound = target["slo"], target["validation"]["max_error_rate"]
+    rows = []
+    for lv in levels.to_dict("records"):
+        meets = (
+            lv["ttft_ms_p90"] is not None
+            and lv["tpot_ms_p90"] is not None
+            and lv["ttft_ms_p90"] <= slo["ttft_ms"]
+            and lv["tpot_ms_p90"] <= slo["tpot_ms"]
+            and (lv["error_rate"] or 0) <= bound
+        )
+        rows.append(
+            {
+                "run_key": run["run_key"],
+                "target_id": target["target_id"],
+                "concurrency": int(lv["concurrency"]),
+                "logical_date": run["logical_date"],
+                "instance_type": target["instance_type"],
+                "model": target["model"],
+                "serving_config": target["serving_config"],
+                "usd_per_hour": float(target["usd_per_hour"]),
+                "price_source": target["price_source"],
+                "output_tokens_per_s": lv["output_tokens_per_s"],
+                "requests_per_s": lv["requests_per_s"],
+                "usd_per_m_output_tokens": pricing.usd_per_million_tokens(
+                    float(target["usd_per_hour"]), lv["output_tokens_per_s"]
+                ),
+                "monthly_usd": pricing.monthly_usd(float(target["usd_per_hour"])),
+                "ttft_ms_p50": lv["ttft_ms_p50"],
+                "ttft_ms_p90": lv["ttft_ms_p90"],
+                "tpot_ms_p50": lv["tpot_ms_p50"],
+                "tpot_ms_p90": lv["tpot_ms_p90"],
+                "e2e_ms_p50": lv["e2e_ms_p50"],
+                "error_rate": lv["error_rate"],
+                "meets_slo": bool(meets),
+                "validation_passed": validation_passed,
+            }
+        )
+    return rows
+
+
+def price_performance(run_dir: str) -> str:
+    """Assemble every table of the run from the raw results and catalog prices; write them under
+    <run_dir>/tables/. Runs whatever happened to the targets: a failed target is a row too."""
+    import pandas as pd
+
+    run = json.loads((Path(run_dir) / "plan.json").read_text())
+    targets, levels, requests, prices = [], [], [], []
+    for target in run["targets"]:
+        row = _target_row(run, target)
+        targets.append(row)
+        d = target_dir(target)
+        if not (d / "levels.parquet").exists():
+            continue
+        lv = pd.read_parquet(d / "levels.parquet")
+        rq = pd.read_parquet(d / "requests.parquet")
+        for frame in (lv, rq):
+            frame.insert(0, "target_id", target["target_id"])
+            frame.insert(0, "run_key", run["run_key"])
+            frame["validation_passed"] = row["validation_passed"]
+        levels.append(lv)
+        requests.append(rq)
+        prices.extend(_price_rows(run, target, lv, row["validation_passed"]))
+
+    pp = pd.DataFrame(prices)
+    if not pp.empty:
+        # Best configuration per model: the cheapest tokens among levels that meet the SLO.
+        ok = pp[pp["meets_slo"] & pp["usd_per_m_output_tokens"].notna()]
+        best = ok.loc[ok.groupby("model")["usd_per_m_output_tokens"].idxmin()] if not ok.empty else ok
+        pp["best_under_slo"] = pp.index.isin(best.index)
+    tdf = pd.DataFrame(targets)
+    failed = int((tdf["status"] == "failed").sum())
+    invalid = int((tdf["validation_passed"] == False).sum())  # noqa: E712 (None is not False)
+    costs = [c for c in tdf["benchmark_cost_usd"] if c is not None and c == c]
+    runs = pd.DataFrame(
+        [
+            {
+                "run_key": run["run_key"],
+                "config_name": run["config_name"],
+                "logical_date": run["logical_date"],
+                "run_dir": run_dir,
+                "planned_at": run["planned_at"],
+                "published_at": _now(),
+                "status": "succeeded" if failed == 0 and invalid == 0 else ("failed" if failed == len(tdf) else "partial"),
+                "targets_planned": len(tdf),
+                "targets_failed": failed,
+                "targets_validation_failed": invalid,
+                "benchmark_cost_usd": sum(costs) if costs else None,
+                "llmbench_version": __version__,
+            }
+        ]
+    )
+    for col in ("planned_at", "published_at"):
+        runs[col] = pd.to_datetime(runs[col], utc=True)
+    tables = Path(run_dir) / "tables"
+    tables.mkdir(exist_ok=True)
+    frames = {
+        "runs": runs,
+        "targets": tdf,
+        "levels": pd.concat(levels, ignore_index=True) if levels else pd.DataFrame(),
+        "requests": pd.concat(requests, ignore_index=True) if requests else pd.DataFrame(),
+        "price_performance": pp,
+    }
+    for name, frame in frames.items():
+        frame.to_parquet(tables / f"{name}.parquet", index=False)
+    return str(tables)
+
+
+def load_tables(tables_dir: str) -> dict[str, Any]:
+    import pandas as pd
+
+    from llmbench.warehouse import TABLES
+
+    return {t: pd.read_parquet(Path(tables_dir) / f"{t}.parquet") for t in TABLES}
+
+
+def publish(tables_dir: str, warehouse_path: str | None = None) -> dict[str, Any]:
+    from llmbench import warehouse
+
+    frames = load_tables(tables_dir)
+    written = warehouse.publish(frames, warehouse_path)
+    path = str(warehouse_path or warehouse.paths.default_warehouse_path())
+    log.info("published %s to %s: %s", frames["runs"]["run_key"].iloc[0], path, written)
+    return {"warehouse": path, "rows": written}
+
+
+def report(run_dir: str, tables_dir: str) -> str:
+    from llmbench.report import write_report
+
+    return str(write_report(load_tables(tables_dir), Path(run_dir) / "report.html"))
+
+
+def check(tables_dir: str) -> str:
+    """Fail loudly, after everything was published, if any target failed or failed validation."""
+    import pandas as pd
+
+    targets = pd.read_parquet(Path(tables_dir) / "targets.parquet")
+    problems = []
+    for t in targets.to_dict("records"):
+        if t["status"] != "succeeded":
+            problems.append(f"{t['label']}: failed at {t['failed_stage'] or 'an upstream task'}: {t['error']}")
+        elif t["validation_passed"] is False:
+            problems.append(f"{t['label']}: validation failed (see {t['raw_dir']}/validation.json)")
+    if problems:
+        raise TargetFailed(f"{len(problems)} of {len(targets)} target(s) failed: " + " | ".join(problems))
+    return f"all {len(targets)} target(s) succeeded and passed validation"

@@ -1,0 +1,40 @@
+"""Price-performance arithmetic (DESIGN.md, "Price-performance"): one function per figure."""
+
+from __future__ import annotations
+
+HOURS_PER_MONTH = 730  # 24 x 365 / 12: the 24x7 month AWS prices use
+SECONDS_PER_HOUR = 3600
+
+
+def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float | None:
+    """$ per million tokens at a sustained rate: usd_per_hour / (tokens_per_s * 3600) * 1e6.
+    Seed 001: $0.8048/h at 131.9 tok/s -> $1.69 per million."""
+    if tokens_per_s is None or tokens_per_s <= 0:
+        return None
+    return usd_per_hour / (tokens_per_s * SECONDS_PER_HOUR) * 1e6
+
+
+def monthly_usd(usd_per_hour: float) -> float:
+    """Cost of keeping the endpoint up 24x7 for a month."""
+    return usd_per_hour * HOURS_PER_MONTH
+
+
+def break_even_output_tokens_per_s(
+    usd_per_hour: float,
+    api_usd_per_m_input: float,
+    api_usd_per_m_output: float,
+    input_tokens_per_output_token: float,
+) -> float:
+    """Output tok/s the endpoint must sustain 24x7 to cost no more than a per-token API priced
+    `in`/`out` per million, when each output token comes with k input tokens:
+    monthly_usd / ((k*in + out)/1e6 * 730 * 3600). Seed 001: g6 needs ~710 tok/s vs Nova Micro."""
+    k = input_tokens_per_output_token
+    usd_per_output_token = (k * api_usd_per_m_input + api_usd_per_m_output) / 1e6
+    return monthly_usd(usd_per_hour) / (usd_per_output_token * HOURS_PER_MONTH * SECONDS_PER_HOUR)
+
+
+def benchmark_cost_usd(usd_per_hour: float, endpoint_seconds: float | None) -> float | None:
+    """What the benchmark itself cost: endpoint-seconds (deploy to deleted) x $/hour."""
+    if endpoint_seconds is None:
+        return None
+    return usd_per_hour * endpoint_seconds / SECONDS_PER_HOUR

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run llm_benchmark once, in-process (`airflow dags test`), then print what it published.
+# Exits non-zero if the DAG run failed or the run is not in the warehouse as succeeded.
+set -uo pipefail
+DATE="${1:?usage: run_dag.sh DATE [CONFIG]}"
+CONFIG="${2:-local}"
+BIN=.venv/bin
+start=$(date +%s)
+log="$LLMBENCH_HOME/logs/llm_benchmark-$CONFIG-$DATE.log"
+mkdir -p "$(dirname "$log")"
+echo "llmbench: running DAG llm_benchmark for $DATE on config '$CONFIG' (Airflow log: $log)"
+# Progress: the task-level lines llmbench logs, filtered from Airflow's output.
+"$BIN/airflow" dags test llm_benchmark "$DATE" -c "{\"config\": \"$CONFIG\"}" 2>&1 \
+  | tee "$log" \
+  | grep --line-buffered -E 'llmbench|level [0-9]+/|warm-up|Marking task|state=|TargetFailed|Error' \
+  | grep --line-buffered -v -E 'DeprecationWarning|SAWarning' \
+  | cut -c1-220
+dag_rc=${PIPESTATUS[0]}
+echo
+"$BIN/llmbench" show --config "$CONFIG" --date "$DATE"
+show_rc=$?
+echo "llmbench: wall time $(( $(date +%s) - start )) s"
+if [ "$dag_rc" -ne 0 ] || [ "$show_rc" -ne 0 ]; then
+  echo "llmbench: the run FAILED (airflow dags test exit $dag_rc, published run status exit $show_rc); see $log" >&2
+  exit 1
+fi

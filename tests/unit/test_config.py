@@ -1,0 +1,92 @@
+"""Config loading and planning: good configs resolve, bad ones are refused in one line."""
+
+import json
+
+import pytest
+import yaml
+
+from llmbench.config import ConfigError, load_config, make_run_key, plan
+
+
+def test_local_default_plans_two_targets_differing_in_slots(tmp_path):
+    run = plan("local", "2026-11-30", runs_root=tmp_path)
+    assert run["run_key"] == "local-2026-11-30"
+    ids = [t["target_id"] for t in run["targets"]]
+    assert len(ids) >= 2
+    slots = {t["serving"]["parallel"] for t in run["targets"]}
+    assert len(slots) >= 2
+    t = run["targets"][0]
+    assert t["workload"]["concurrency"] == [1, 2, 4, 8]
+    assert t["usd_per_hour"] > 0 and t["price_source"]
+    assert json.loads((tmp_path / "local-2026-11-30").glob("*/plan.json").__next__().read_text())["run_key"] == run["run_key"]
+
+
+def test_run_key_is_per_config_and_date():
+    assert make_run_key("local", "2026-11-30T00:00:00+00:00") == "local-2026-11-30"
+    from datetime import datetime, timezone
+
+    assert make_run_key("local", datetime(2026, 11, 30, 23, 59, tzinfo=timezone.utc)) == "local-2026-11-30"
+
+
+def test_params_override_and_filter(tmp_path):
+    run = plan("local", "2026-11-30", {"targets": ["smollm2-q4_1-4slots"], "concurrency": [4, 1],
+                                        "requests_per_level": 3}, runs_root=tmp_path)
+    assert [t["target_id"] for t in run["targets"]] == ["smollm2-q4_1-4slots"]
+    assert run["targets"][0]["workload"]["concurrency"] == [1, 4]
+    assert run["targets"][0]["workload"]["requests_per_level"] == 3
+
+
+def _write(tmp_path, mutate):
+    cfg = yaml.safe_load(open(__import__("llmbench.paths").paths.CONFIG_DIR / "local.yaml"))
+    mutate(cfg)
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    return str(p)
+
+
+BAD_CONFIGS = [
+    ("unknown instance", lambda c: c["targets"][0].update(instance_type="ml.z9.huge"), "instance_type"),
+    ("unknown model", lambda c: c["targets"][0].update(model="gpt-9"), "model"),
+    ("zero concurrency", lambda c: c["workload"].update(concurrency=[0, 1]), "concurrency"),
+    ("negative concurrency", lambda c: c["workload"].update(concurrency=[-4]), "concurrency"),
+    ("requests < 1", lambda c: c["workload"].update(requests_per_level=0), "requests_per_level"),
+    ("output beyond context", lambda c: c["workload"].update(output_tokens=5000), "ctx_per_slot"),
+    ("unknown precision", lambda c: c["targets"][0].update(precision="fp3"), "precision"),
+    ("duplicate ids", lambda c: c["targets"].append(dict(c["targets"][0])), "duplicate target ids"),
+    ("unknown key", lambda c: c.update(colour="blue"), "colour"),
+    ("unknown backend", lambda c: c.update(backend="tpu-farm"), "backend"),
+    ("bad target id", lambda c: c["targets"][0].update(id="has space"), "id"),
+    ("zero slots", lambda c: c["targets"][0]["serving"].update(parallel=0), "parallel"),
+]
+
+
+@pytest.mark.parametrize("name,mutate,field", BAD_CONFIGS, ids=[b[0] for b in BAD_CONFIGS])
+def test_bad_config_refused_naming_the_field(tmp_path, name, mutate, field):
+    with pytest.raises(ConfigError) as e:
+        plan(_write(tmp_path, mutate), "2026-11-30", runs_root=tmp_path / "runs")
+    msg = str(e.value)
+    assert field in msg and "\n" not in msg
+    assert not (tmp_path / "runs").exists()  # refused before anything was created
+
+
+def test_malformed_yaml_and_unknown_config(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: [unclosed\n")
+    with pytest.raises(ConfigError, match="malformed YAML"):
+        load_config(str(p))
+    with pytest.raises(ConfigError, match="allowed: .*local"):
+        load_config("no-such-config")
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"targets": ["nope"]}, "params.targets: unknown target ids"),
+        ({"concurrency": [0]}, "concurrency"),
+        ({"requests_per_level": 0}, "requests_per_level"),
+        ({"colour": 1}, "unknown params"),
+    ],
+)
+def test_params_that_contradict_the_config(tmp_path, params, match):
+    with pytest.raises(ConfigError, match=match):
+        plan("local", "2026-11-30", params, runs_root=tmp_path)

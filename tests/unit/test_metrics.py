@@ -1,0 +1,71 @@
+"""Metric definitions against hand-computed cases."""
+
+import math
+
+import pytest
+
+from llmbench import metrics
+
+MS = metrics.NS_PER_MS
+
+
+def rec(send_ms, content_ms, end_ms, output_tokens, ok=True, kind=None):
+    t = metrics.request_timings(int(send_ms * MS), [int(c * MS) for c in content_ms], int(end_ms * MS), output_tokens)
+    return {
+        "ok": ok, "error_kind": kind, "send_ns": int(send_ms * MS), "end_ns": int(end_ms * MS),
+        "output_tokens": output_tokens, "input_tokens": 10 if ok else None, "send_lag_ms": 0.5, **t,
+    }
+
+
+def test_request_timings_by_hand():
+    t = metrics.request_timings(0, [100 * MS, 110 * MS, 130 * MS], 140 * MS, 3)
+    assert t["ttft_ms"] == 100
+    assert t["itl_ms"] == [10, 20]
+    assert t["e2e_ms"] == 140
+    assert t["tpot_ms"] == (140 - 100) / (3 - 1)
+
+
+def test_request_timings_single_token_and_no_content():
+    assert metrics.request_timings(0, [5 * MS], 6 * MS, 1)["tpot_ms"] is None
+    t = metrics.request_timings(0, [], 7 * MS, 0)
+    assert t["ttft_ms"] is None and t["itl_ms"] == [] and t["e2e_ms"] == 7
+
+
+def test_distribution_linear_percentiles():
+    d = metrics.distribution([4, 1, 3, 2, None], "x_ms")
+    assert d["x_ms_p50"] == 2.5
+    assert d["x_ms_p90"] == pytest.approx(3.7)  # rank 0.9*3 = 2.7 between 3 and 4
+    assert d["x_ms_p99"] == pytest.approx(3.97)
+    assert (d["x_ms_mean"], d["x_ms_min"], d["x_ms_max"]) == (2.5, 1, 4)
+    assert all(v is None for v in metrics.distribution([], "y").values())
+
+
+def test_summarize_level_by_hand():
+    records = [
+        rec(0, [100, 110, 130], 140, 3),           # ttft 100, itl 10,20, tpot 20
+        rec(0, [200, 240], 300, 2),                # ttft 200, itl 40, tpot 100
+        rec(50, [], 1050, 0, ok=False, kind="timeout"),
+    ]
+    row = metrics.summarize_level(records, concurrency=3, slo_ttft_ms=150, slo_tpot_ms=50, client_cpu_s=0.105)
+    assert row["requests_attempted"] == 3 and row["requests_ok"] == 2 and row["requests_failed"] == 1
+    assert row["error_rate"] == pytest.approx(1 / 3)
+    assert row["errors_by_kind"] == '{"timeout": 1}'
+    assert row["window_s"] == pytest.approx(1.05)          # first send 0 ms -> last end 1050 ms
+    assert row["output_tokens_total"] == 5
+    assert row["output_tokens_per_s"] == pytest.approx(5 / 1.05)
+    assert row["requests_per_s"] == pytest.approx(2 / 1.05)
+    assert row["ttft_ms_p50"] == 150 and row["ttft_ms_min"] == 100 and row["ttft_ms_max"] == 200
+    assert row["itl_ms_mean"] == pytest.approx(70 / 3)   # gaps 10, 20, 40
+    assert row["tpot_ms_p50"] == 60
+    assert row["e2e_ms_mean"] == 220                      # failed request excluded
+    assert row["achieved_concurrency"] == pytest.approx((0.14 + 0.3 + 1.0) / 1.05)
+    assert row["client_cpu_pct"] == pytest.approx(10.0)
+    assert row["goodput_rps"] == pytest.approx(1 / 1.05)  # only the first meets ttft<=150, tpot<=50
+    assert row["input_tokens_mean"] == 10
+
+
+def test_summarize_level_all_failed_has_no_throughput():
+    row = metrics.summarize_level([rec(0, [], 10, 0, ok=False, kind="connection")], 1)
+    assert row["error_rate"] == 1 and row["output_tokens_per_s"] == 0
+    assert row["ttft_ms_p50"] is None and row["goodput_rps"] is None
+    assert not math.isnan(row["window_s"])
