@@ -17,7 +17,7 @@ from airflow.sdk import Asset, Param, dag, get_current_context, setup, task, tas
 # One pool slot for the local machine: targets share its two cores, so their measurements must
 # not overlap. `make run` and the tests create it (airflow pools set llmbench_local 1 ...).
 LOCAL_POOL = "llmbench_local"
-PRICE_PERFORMANCE = Asset(name="llmbench_price_performance", uri="llmbench://warehouse/price_performance")
+PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
 
 
@@ -44,15 +44,15 @@ def _label(target: dict) -> None:
     },
 )
 def llm_benchmark():
-    @task(multiple_outputs=True)
-    def plan() -> dict:
+    @task
+    def plan() -> list[dict]:
         from llmbench.config import plan as make_plan
 
         ctx = get_current_context()
         params = dict(ctx["params"])
         config = params.pop("config")
         logical_date = ctx.get("logical_date") or ctx["dag_run"].run_after
-        return make_plan(config, logical_date, params)
+        return make_plan(config, logical_date, params)["targets"]
 
     @setup
     @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
@@ -109,36 +109,33 @@ def llm_benchmark():
         checked >> teardown_target(target, handle)
 
     @task(trigger_rule="all_done")  # runs whatever happened to the targets: failures are rows too
-    def price_performance(run_dir: str) -> str:
+    def price_performance(planned: list[dict]) -> str:
         from llmbench import pipeline
 
-        return pipeline.price_performance(run_dir)
+        return pipeline.price_performance(pipeline.run_dir_of(planned))
 
     @task(outlets=[PRICE_PERFORMANCE])
-    def publish(tables_dir: str, warehouse_path: str | None) -> dict:
+    def publish(run_dir: str) -> dict:
         from llmbench import pipeline
 
-        return pipeline.publish(tables_dir, warehouse_path)
+        return pipeline.publish(run_dir)
 
     @task
-    def report(run_dir: str, tables_dir: str) -> str:
+    def report(run_dir: str) -> str:
         from llmbench import pipeline
 
-        return pipeline.report(run_dir, tables_dir)
+        return pipeline.report(run_dir)
 
     @task
-    def check(tables_dir: str) -> str:
+    def check(run_dir: str) -> str:
         from llmbench import pipeline
 
-        return pipeline.check(tables_dir)
+        return pipeline.check(run_dir)
 
-    run = plan()
-    targets = benchmark_target.expand(target=run["targets"])
-    tables = price_performance(run["run_dir"])
-    targets >> tables
-    published = publish(tables, run["warehouse_path"])
-    reported = report(run["run_dir"], tables)
-    published >> reported >> check(tables)
+    planned = plan()
+    run_dir = price_performance(planned)
+    benchmark_target.expand(target=planned) >> run_dir
+    publish(run_dir) >> report(run_dir) >> check(run_dir)
 
 
 llm_benchmark()

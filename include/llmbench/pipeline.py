@@ -33,6 +33,11 @@ class TargetFailed(RuntimeError):
     """Raised by check: at least one target failed or failed validation."""
 
 
+def run_dir_of(targets: list[dict[str, Any]]) -> str:
+    """The run folder of a planned run (every planned target carries it; a plan has >= 1)."""
+    return targets[0]["run_dir"]
+
+
 def target_dir(target: dict[str, Any]) -> Path:
     return Path(target["run_dir"]) / target["target_id"]
 
@@ -216,7 +221,8 @@ def _price_rows(run: dict[str, Any], target: dict[str, Any], levels, validation_
 
 def price_performance(run_dir: str) -> str:
     """Assemble every table of the run from the raw results and catalog prices; write them under
-    <run_dir>/tables/. Runs whatever happened to the targets: a failed target is a row too."""
+    <run_dir>/tables/ and return run_dir. Runs whatever happened to the targets: a failed target
+    is a row too."""
     import pandas as pd
 
     run = json.loads((Path(run_dir) / "plan.json").read_text())
@@ -278,38 +284,38 @@ def price_performance(run_dir: str) -> str:
     }
     for name, frame in frames.items():
         frame.to_parquet(tables / f"{name}.parquet", index=False)
-    return str(tables)
+    return run_dir
 
 
-def load_tables(tables_dir: str) -> dict[str, Any]:
+def load_tables(run_dir: str) -> dict[str, Any]:
     import pandas as pd
 
     from llmbench.warehouse import TABLES
 
-    return {t: pd.read_parquet(Path(tables_dir) / f"{t}.parquet") for t in TABLES}
+    return {t: pd.read_parquet(Path(run_dir) / "tables" / f"{t}.parquet") for t in TABLES}
 
 
-def publish(tables_dir: str, warehouse_path: str | None = None) -> dict[str, Any]:
-    from llmbench import warehouse
+def publish(run_dir: str) -> dict[str, Any]:
+    """Write the run's tables to the warehouse the config names (default: the DuckDB file)."""
+    from llmbench import paths, warehouse
 
-    frames = load_tables(tables_dir)
-    written = warehouse.publish(frames, warehouse_path)
-    path = str(warehouse_path or warehouse.paths.default_warehouse_path())
+    warehouse_path = json.loads((Path(run_dir) / "plan.json").read_text()).get("warehouse_path")
+    path = str(warehouse_path or paths.default_warehouse_path())
+    frames = load_tables(run_dir)
+    written = warehouse.publish(frames, path)
     log.info("published %s to %s: %s", frames["runs"]["run_key"].iloc[0], path, written)
     return {"warehouse": path, "rows": written}
 
 
-def report(run_dir: str, tables_dir: str) -> str:
+def report(run_dir: str) -> str:
     from llmbench.report import write_report
 
-    return str(write_report(load_tables(tables_dir), Path(run_dir) / "report.html"))
+    return str(write_report(load_tables(run_dir), Path(run_dir) / "report.html"))
 
 
-def check(tables_dir: str) -> str:
+def check(run_dir: str) -> str:
     """Fail loudly, after everything was published, if any target failed or failed validation."""
-    import pandas as pd
-
-    targets = pd.read_parquet(Path(tables_dir) / "targets.parquet")
+    targets = load_tables(run_dir)["targets"]
     problems = []
     for t in targets.to_dict("records"):
         if t["status"] != "succeeded":

@@ -1,0 +1,54 @@
+"""Publishing into a real DuckDB file: one transaction per run key, replace on re-publish."""
+
+import pandas as pd
+import pytest
+
+from llmbench import warehouse
+
+
+def frames(run_key, n_levels=2, tps=10.0):
+    runs = pd.DataFrame([{
+        "run_key": run_key, "config_name": "local", "logical_date": "2026-11-30", "run_dir": "/r",
+        "planned_at": pd.Timestamp("2026-11-30T00:00:00Z"), "published_at": pd.Timestamp("2026-11-30T01:00:00Z"),
+        "status": "succeeded", "targets_planned": 1, "targets_failed": 0, "targets_validation_failed": 0,
+        "benchmark_cost_usd": 0.01, "llmbench_version": "test",
+    }])
+    levels = pd.DataFrame([{
+        "run_key": run_key, "target_id": "t1", "concurrency": c, "requests_attempted": 4, "requests_ok": 4,
+        "requests_failed": 0, "error_rate": 0.0, "output_tokens_per_s": tps * c, "ttft_ms_p50": 5.0,
+    } for c in range(1, n_levels + 1)])
+    return {"runs": runs, "levels": levels}
+
+
+def count(db, table, run_key):
+    return warehouse.query(f"SELECT count(*) AS n FROM llmbench.{table} WHERE run_key = ?", [run_key], db)["n"][0]
+
+
+def test_publish_twice_leaves_one_copy(tmp_path):
+    db = tmp_path / "w.duckdb"
+    warehouse.publish(frames("k1"), db)
+    warehouse.publish(frames("k1", tps=20.0), db)
+    warehouse.publish(frames("k2"), db)
+    assert count(db, "runs", "k1") == 1 and count(db, "levels", "k1") == 2
+    assert count(db, "levels", "k2") == 2
+    tps = warehouse.query("SELECT output_tokens_per_s FROM llmbench.levels WHERE run_key='k1' ORDER BY concurrency",
+                          db_path=db)["output_tokens_per_s"].tolist()
+    assert tps == [20.0, 40.0]  # the second publish replaced the first
+
+
+def test_failed_publish_keeps_previous_state(tmp_path):
+    db = tmp_path / "w.duckdb"
+    warehouse.publish(frames("k1"), db)
+    bad = frames("k1", n_levels=3, tps=99.0)
+    bad["levels"]["no_such_column"] = 1
+    with pytest.raises(Exception):
+        warehouse.publish(bad, db)
+    assert count(db, "levels", "k1") == 2
+    assert warehouse.query("SELECT max(output_tokens_per_s) AS m FROM llmbench.levels", db_path=db)["m"][0] == 20.0
+
+
+def test_publish_refuses_mixed_run_keys(tmp_path):
+    f = frames("k1")
+    f["runs"] = pd.concat([f["runs"], frames("k2")["runs"]])
+    with pytest.raises(ValueError, match="exactly one run key"):
+        warehouse.publish(f, tmp_path / "w.duckdb")
