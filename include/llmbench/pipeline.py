@@ -75,6 +75,10 @@ def read_events(target: dict[str, Any]) -> list[dict[str, Any]]:
 # ---- per-target tasks ------------------------------------------------------------------------
 
 
+def _progress(target: dict[str, Any]):
+    return lambda msg: log.info("%s: %s", target["target_id"], msg)
+
+
 def deploy(target: dict[str, Any]) -> dict[str, Any]:
     with stage(target, "deploy"):
         handle = get_backend(target["backend"]).deploy(target, target_dir(target))
@@ -93,7 +97,7 @@ def warm_up(target: dict[str, Any], handle: dict[str, Any]) -> dict[str, Any]:
 
     with stage(target, "warm_up"):
         endpoint = get_backend(target["backend"]).endpoint(handle)
-        return run_warmup(endpoint, target["workload"], progress=log.info)
+        return run_warmup(endpoint, target["workload"], progress=_progress(target))
 
 
 def sweep(target: dict[str, Any], handle: dict[str, Any]) -> dict[str, str]:
@@ -101,7 +105,7 @@ def sweep(target: dict[str, Any], handle: dict[str, Any]) -> dict[str, str]:
 
     with stage(target, "sweep"):
         endpoint = get_backend(target["backend"]).endpoint(handle)
-        result = run_sweep(endpoint, target["workload"], target_dir(target), slo=target["slo"], progress=log.info)
+        result = run_sweep(endpoint, target["workload"], target_dir(target), slo=target["slo"], progress=_progress(target))
         return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
 
 
