@@ -106,7 +106,11 @@ def llm_benchmark():
         swept = sweep(target, handle)
         checked = validate(target, swept)
         ready >> warmed >> swept
-        checked >> teardown_target(target, handle)
+        torn_down = teardown_target(target, handle)
+        checked >> torn_down
+        # Returned so that what follows the group waits for teardown too (a group's leaves exclude
+        # teardowns): price_performance needs endpoint-seconds, check needs every server gone.
+        return torn_down
 
     @task(trigger_rule="all_done")  # runs whatever happened to the targets: failures are rows too
     def price_performance(planned: list[dict]) -> str:

@@ -26,6 +26,7 @@ def test_llm_benchmark_shape(dagbag):
     for t in ("deploy", "wait_ready", "warm_up", "sweep", "validate"):
         assert dag.get_task(f"target.{t}").pool == "llmbench_local"
     assert dag.get_task("price_performance").trigger_rule == "all_done"
+    assert "target.teardown_target" in dag.get_task("price_performance").upstream_task_ids
     assert dag.get_task("publish").outlets, "publish must emit an Asset"
     # check is the only leaf that decides the run's state
     leaves = {t.task_id for t in dag.leaves if not t.is_teardown}

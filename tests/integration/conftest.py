@@ -1,0 +1,82 @@
+"""Integration fixtures: real llama-server processes, real Airflow, real files. Nothing faked."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from llmbench.backends.local import LocalBackend, model_file, server_binary
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def llama_server_pids() -> set[int]:
+    """Every live llama-server process on this machine started from our cached binary."""
+    binary = str(server_binary())
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmd and cmd[0].decode(errors="replace") == binary and state != "Z":
+            pids.add(int(entry))
+    return pids
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _need_local_server():
+    missing = [str(p) for p in (server_binary(), model_file()) if not p.exists()]
+    if missing:
+        pytest.fail(f"local backend not built: {missing}; run `make server`", pytrace=False)
+
+
+def small_target(parallel: int = 2, extra_args=None) -> dict:
+    return {
+        "serving": {"name": f"test-{parallel}slots", "parallel": parallel, "threads": 2, "ctx_per_slot": 512,
+                    "max_lifetime_s": 900, "extra_args": extra_args or []},
+    }
+
+
+@pytest.fixture(scope="session")
+def local_server(tmp_path_factory):
+    backend = LocalBackend()
+    handle = backend.deploy(small_target(), tmp_path_factory.mktemp("server"))
+    try:
+        backend.wait_ready(handle, 120)
+        yield handle
+    finally:
+        backend.teardown(handle)
+
+
+@pytest.fixture(scope="session")
+def airflow_env(tmp_path_factory):
+    """A migrated Airflow home (SQLite) and a data folder of its own, with the local pool."""
+    home = tmp_path_factory.mktemp("llmbench_home")
+    env = dict(os.environ)
+    env.update(
+        LLMBENCH_HOME=str(home),
+        AIRFLOW_HOME=str(home / "airflow"),
+        AIRFLOW__CORE__DAGS_FOLDER=str(ROOT / "dags"),
+        AIRFLOW__CORE__PLUGINS_FOLDER=str(ROOT / "plugins"),
+        AIRFLOW__CORE__LOAD_EXAMPLES="False",
+    )
+    (home / "airflow").mkdir()
+    for cmd in (["db", "migrate"], ["pools", "set", "llmbench_local", "1", "test"]):
+        r = subprocess.run([str(BIN / "airflow"), *cmd], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    return env
+
+
+def dags_test(env: dict, date: str, conf: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "airflow"), "dags", "test", "llm_benchmark", date, "-c", json.dumps(conf)],
+        env=env, capture_output=True, text=True, timeout=1200,
+    )

@@ -1,0 +1,83 @@
+"""The whole DAG, in-process (`airflow dags test`), on the real local backend."""
+
+import duckdb
+import yaml
+
+from llmbench import paths
+
+from .conftest import dags_test, llama_server_pids
+
+SMALL = {"config": "local", "concurrency": [1, 2], "requests_per_level": 3}
+
+
+def rows(env, sql, *params):
+    con = duckdb.connect(env["LLMBENCH_HOME"] + "/warehouse.duckdb", read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+def test_dag_publishes_real_measurements_and_rerun_replaces(airflow_env):
+    before = llama_server_pids()
+    r = dags_test(airflow_env, "2026-11-23", SMALL)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert llama_server_pids() == before, "a llama-server survived the DAG run"
+
+    run_key = "local-2026-11-23"
+    (status, n_targets, failed, run_dir), = rows(
+        airflow_env, "SELECT status, targets_planned, targets_failed, run_dir FROM llmbench.runs WHERE run_key = ?", run_key)
+    assert (status, failed) == ("succeeded", 0) and n_targets >= 2
+    levels = rows(airflow_env, "SELECT target_id, concurrency, requests_ok, output_tokens_per_s, ttft_ms_p50, "
+                  "itl_ms_mean, tpot_ms_p50, e2e_ms_p99, validation_passed FROM llmbench.levels WHERE run_key = ?",
+                  run_key)
+    assert len(levels) == n_targets * 2
+    for target_id, c, ok, tps, ttft, itl, tpot, e2e, valid in levels:
+        assert ok == 3 and tps > 0 and 0 < ttft < e2e and itl > 0 and tpot > 0 and valid, target_id
+    pp = rows(airflow_env, "SELECT usd_per_hour, usd_per_m_output_tokens, output_tokens_per_s FROM "
+              "llmbench.price_performance WHERE run_key = ?", run_key)
+    assert len(pp) == len(levels)
+    for usd_h, usd_m, tps in pp:
+        assert abs(usd_m - usd_h / (tps * 3600) * 1e6) < 1e-9
+    (n_req,), = rows(airflow_env, "SELECT count(*) FROM llmbench.requests WHERE run_key = ? AND ok", run_key)
+    assert n_req == n_targets * 2 * 3
+    assert (paths.Path(run_dir) / "report.html").exists()
+    teardown_s = rows(airflow_env, "SELECT endpoint_seconds FROM llmbench.targets WHERE run_key = ?", run_key)
+    assert all(s > 0 for (s,) in teardown_s)
+
+    # The same date again: one copy, from the newer attempt.
+    r = dags_test(airflow_env, "2026-11-23", SMALL)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert rows(airflow_env, "SELECT count(*) FROM llmbench.runs WHERE run_key = ?", run_key) == [(1,)]
+    assert rows(airflow_env, "SELECT count(*) FROM llmbench.levels WHERE run_key = ?", run_key) == [(len(levels),)]
+    (new_dir,), = rows(airflow_env, "SELECT run_dir FROM llmbench.runs WHERE run_key = ?", run_key)
+    assert new_dir != run_dir and paths.Path(run_dir).exists()  # the earlier attempt's raw results are kept
+    assert llama_server_pids() == before
+
+
+def test_failed_target_is_recorded_others_publish_and_run_fails(airflow_env, tmp_path):
+    cfg = yaml.safe_load((paths.CONFIG_DIR / "local.yaml").read_text())
+    cfg["name"] = "faulty"
+    good = cfg["targets"][1]
+    bad = {**good, "id": "broken-flag", "serving": {**good["serving"], "name": "bad", "extra_args": ["--no-such-flag"]}}
+    cfg["targets"] = [good, bad]
+    path = tmp_path / "faulty.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    before = llama_server_pids()
+
+    r = dags_test(airflow_env, "2026-11-16", {"config": str(path), "concurrency": [1], "requests_per_level": 2})
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out[-3000:]
+    assert "TargetFailed" in out and "broken-flag" in out or "bad" in out
+    assert llama_server_pids() == before
+
+    targets = dict(
+        (t, (s, st, e)) for t, s, st, e in rows(
+            airflow_env, "SELECT target_id, status, failed_stage, error FROM llmbench.targets WHERE run_key = ?",
+            "faulty-2026-11-16")
+    )
+    assert targets["broken-flag"][0:2] == ("failed", "deploy") and "exited" in targets["broken-flag"][2]
+    assert targets[good["id"]][0] == "succeeded"
+    assert rows(airflow_env, "SELECT count(*) FROM llmbench.levels WHERE run_key = ? AND target_id = ?",
+                "faulty-2026-11-16", good["id"]) == [(1,)]
+    assert rows(airflow_env, "SELECT status FROM llmbench.runs WHERE run_key = ?", "faulty-2026-11-16") == [("partial",)]
