@@ -12,7 +12,7 @@ MODEL=SmolLM2-135M-Instruct.Q4_1.gguf
 mkdir -p "$CACHE/bin" "$CACHE/models" "$CACHE/src"
 
 if [ ! -x "$CACHE/bin/llama-server" ]; then
-  echo "llmbench: building llama-server once into $CACHE/bin (about 10 minutes on 2 cores)"
+  echo "llmbench: building llama-server once into $CACHE/bin (about 15 minutes on 2 cores)"
   src="$CACHE/src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION"
   if [ ! -d "$src/vendor/llama.cpp/tools/server" ]; then
     "$PIP" download --quiet --no-deps --no-binary :all: "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -d "$CACHE/src"

@@ -14,11 +14,14 @@ def _plot(levels, y: str, ylabel: str, title: str) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=100)
     for target_id, g in levels.sort_values("concurrency").groupby("target_id"):
         ax.plot(g["concurrency"], g[y], marker="o", label=target_id)
     ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(levels["concurrency"].unique()))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.set_xlabel("concurrency (closed-loop streams)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
