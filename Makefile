@@ -37,7 +37,7 @@ $(BIN)/.installed: requirements.txt pyproject.toml
 venv: $(BIN)/.installed
 
 server: venv
-	@PIP=$(BIN)/pip scripts/get_local_server.sh
+	@PYTHON=$(BIN)/python scripts/get_local_server.sh
 
 airflow-db: venv
 	@mkdir -p $(AIRFLOW_HOME)
