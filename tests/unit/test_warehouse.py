@@ -1,5 +1,6 @@
 """Publishing into a real DuckDB file: one transaction per run key, replace on re-publish."""
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -41,7 +42,7 @@ def test_failed_publish_keeps_previous_state(tmp_path):
     warehouse.publish(frames("k1"), db)
     bad = frames("k1", n_levels=3, tps=99.0)
     bad["levels"]["no_such_column"] = 1
-    with pytest.raises(Exception):
+    with pytest.raises(duckdb.Error):
         warehouse.publish(bad, db)
     assert count(db, "levels", "k1") == 2
     assert warehouse.query("SELECT max(output_tokens_per_s) AS m FROM llmbench.levels", db_path=db)["m"][0] == 20.0
