@@ -113,13 +113,21 @@ def cmd_plan(a: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"llmbench plan: {e}", file=sys.stderr)
         return 2
-    print(f"run key {run['run_key']}: {len(run['targets'])} target(s)")
+    w = run["targets"][0]["workload"]
+    print(f"run key {run['run_key']} ({run['backend']}): {len(run['targets'])} target(s), concurrency "
+          f"{w['concurrency']}, {w['requests_per_level']} requests/level, {w['input_tokens']} in"
+          f"{' + ' + str(w['shared_prefix_tokens']) + ' shared prefix' if w.get('shared_prefix_tokens') else ''}"
+          f" / {w['output_tokens']} out; every check passed")
+    print(f"  {'target':<24} {'instance':<16} {'serving':<26} {'prec':<5} {'$/hour':>8} {'roofline tok/s':>14} "
+          f"{'est. hours':>10} {'est. $':>8}")
     for t in run["targets"]:
-        w = t["workload"]
-        print(
-            f"  {t['target_id']}: {t['label']}, ${t['usd_per_hour']}/h, concurrency {w['concurrency']}, "
-            f"{w['requests_per_level']} requests/level, {w['input_tokens']} in / {w['output_tokens']} out"
-        )
+        roof = f"{t['roofline_tokens_per_s']:.0f}" if t.get("roofline_tokens_per_s") else "-"
+        print(f"  {t['target_id']:<24} {t['instance_type']:<16} {t['serving_config']:<26} {t['precision']:<5} "
+              f"{t['usd_per_hour']:>8.4f} {roof:>14} {t['estimated_endpoint_hours']:>10.2f} {t['estimated_usd']:>8.2f}")
+    print(f"  estimated total: {run['estimated_endpoint_hours']:.2f} endpoint-hours, ${run['estimated_usd']:.2f} "
+          "(deploy + InService + warm-up + sweep at 60 % of the bandwidth roofline; an estimate, not a quote)")
+    for warning in run["warnings"]:
+        print(f"  WARNING {warning}")
     return 0
 
 

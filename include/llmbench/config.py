@@ -11,7 +11,7 @@ import json
 import re
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -30,6 +30,7 @@ class _Strict(BaseModel):
 class Workload(_Strict):
     input_tokens: int = Field(256, ge=1)
     output_tokens: int = Field(64, ge=1)
+    shared_prefix_tokens: int = Field(0, ge=0)  # a system prompt every request shares (seed 002: 478)
     concurrency: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1)
     requests_per_level: int = Field(16, ge=1)
     warmup_requests: int = Field(2, ge=0)
@@ -64,6 +65,7 @@ class WarehouseSettings(_Strict):
 class LocalServing(_Strict):
     """llama-server knobs. ctx_per_slot is each slot's share of the KV cache (tokens)."""
 
+    kind: Literal["llama-server"] = "llama-server"
     name: str
     parallel: int = Field(1, ge=1, le=64)
     threads: int = Field(2, ge=1)
@@ -72,12 +74,67 @@ class LocalServing(_Strict):
     extra_args: list[str] = Field(default_factory=list)  # further llama-server flags, passed as given
 
 
+class VllmServing(_Strict):
+    """The native vLLM SageMaker container: knobs become SM_VLLM_* environment variables."""
+
+    kind: Literal["vllm"]
+    name: str
+    container: str = "vllm-0.15.1"
+    tensor_parallel_size: int = Field(1, ge=1)
+    dtype: str = "auto"
+    quantization: str | None = None  # e.g. fp8; precision decides it when unset
+    max_model_len: int = Field(4096, ge=256)
+    enable_prefix_caching: bool = False
+    enable_chunked_prefill: bool = False
+    max_num_seqs: int = Field(64, ge=1)
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    speculative_config: dict[str, Any] | None = None  # e.g. EAGLE3: {"method": "eagle3", "model": ..., ...}
+    extra_env: dict[str, str] = Field(default_factory=dict)
+
+
+class LmiServing(_Strict):
+    """DJL LMI (v20, async mode): knobs become OPTION_* environment variables."""
+
+    kind: Literal["lmi"]
+    name: str
+    container: str = "djl-lmi-v20"
+    tensor_parallel_degree: int = Field(1, ge=1)
+    dtype: str = "bf16"
+    max_model_len: int = Field(4096, ge=256)
+    max_rolling_batch_size: int = Field(64, ge=1)
+    enable_prefix_caching: bool = False
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    extra_env: dict[str, str] = Field(default_factory=dict)
+
+
+Serving = Annotated[Union[LocalServing, VllmServing, LmiServing], Field(discriminator="kind")]
+
+
+class SageMakerSettings(_Strict):
+    region: str
+    aws_conn_id: str = "aws_default"
+    role_arn: str | None = None  # else the connection's extra `role_arn`
+    endpoint_timeout_s: int = Field(1800, ge=60)  # InService wait
+    expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
+    precision_policy: Literal["refuse", "warn"] = "refuse"  # a precision the GPU cannot run natively
+    kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # GPU memory kept free for KV cache
+    instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent endpoints per instance type
+    runtime_url: str | None = None  # override the runtime host (VPC endpoints, tests)
+
+
+KNOWN_REGIONS = {
+    "us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1", "eu-west-1", "eu-west-2", "eu-west-3",
+    "eu-central-1", "eu-north-1", "eu-south-1", "ap-south-1", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
+    "ap-southeast-1", "ap-southeast-2", "sa-east-1", "me-south-1", "af-south-1",
+}
+
+
 class TargetSpec(_Strict):
     id: str
     instance_type: str
     model: str
     precision: str
-    serving: LocalServing
+    serving: Serving
     usd_per_hour: float | None = Field(None, ge=0)  # overrides the catalog price
 
     @field_validator("id")
@@ -90,8 +147,9 @@ class TargetSpec(_Strict):
 
 class BenchmarkConfig(_Strict):
     name: str
-    backend: Literal["local"]
+    backend: Literal["local", "sagemaker"]
     description: str = ""
+    sagemaker: SageMakerSettings | None = None
     workload: Workload = Field(default_factory=Workload)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     slo: Slo = Field(default_factory=Slo)
@@ -104,6 +162,17 @@ class BenchmarkConfig(_Strict):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"duplicate target ids: {dupes}")
+        want = "llama-server" if self.backend == "local" else ("vllm", "lmi")
+        for t in self.targets:
+            if t.serving.kind not in want:
+                raise ValueError(f"targets[{t.id}].serving.kind {t.serving.kind!r} does not run on backend "
+                                 f"{self.backend!r}; allowed: {want}")
+        if self.backend == "sagemaker":
+            if self.sagemaker is None:
+                raise ValueError("backend sagemaker needs a `sagemaker:` section (region, role_arn or aws_conn_id)")
+            if self.sagemaker.region not in KNOWN_REGIONS:
+                raise ValueError(f"sagemaker.region: unknown region {self.sagemaker.region!r}; allowed: "
+                                 f"{sorted(KNOWN_REGIONS)}")
         return self
 
 
@@ -147,10 +216,12 @@ def load_config(name_or_path: str) -> BenchmarkConfig:
         raise ConfigError(_one_line(e, path.name)) from None
 
 
-def load_catalogs() -> tuple[dict[str, Any], dict[str, Any]]:
-    instances = yaml.safe_load((paths.CATALOG_DIR / "instances.yaml").read_text())["instances"]
+def load_catalogs() -> dict[str, Any]:
+    """instances, models, containers and native_precisions, from catalog/*.yaml."""
+    inst = yaml.safe_load((paths.CATALOG_DIR / "instances.yaml").read_text())
     models = yaml.safe_load((paths.CATALOG_DIR / "models.yaml").read_text())["models"]
-    return instances, models
+    return {"instances": inst["instances"], "models": models, "containers": inst["containers"],
+            "native_precisions": inst["native_precisions"]}
 
 
 def make_run_key(config_name: str, logical_date: date | datetime | str) -> str:
@@ -185,6 +256,119 @@ def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConf
         raise ConfigError(_one_line(e, "params")) from None
 
 
+# Endpoint lifetime a SageMaker target costs beyond its sweep: create + InService (seed 001: ~9
+# minutes) and delete. Used only for the plan's estimate.
+DEPLOY_OVERHEAD_MIN = {"local": 0.1, "sagemaker": 12.0}
+DECODE_EFFICIENCY = 0.6  # fraction of the bandwidth roofline a single stream reaches, for estimates
+
+
+def _version(v: str | None) -> tuple[int, ...]:
+    return tuple(int(x) for x in str(v).split(".")) if v else (0,)
+
+
+def roofline_tokens_per_s(inst: dict[str, Any], model: dict[str, Any], precision: str, tp: int) -> float | None:
+    """Single-stream decode ceiling: memory bandwidth / bytes of active weights read per token
+    (tensor parallel ranks read their shards at the same time)."""
+    if not inst.get("memory_bandwidth_gb_s"):
+        return None
+    gb_per_token = model["active_params_b"] * model["bytes_per_param"][precision]
+    return inst["memory_bandwidth_gb_s"] * max(tp, 1) / gb_per_token
+
+
+def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Resolve one target against the catalogs; raise ConfigError naming the field, else return
+    (resolved fields, warnings)."""
+    where = f"targets[{t.id}]"
+    instances, models, containers = cat["instances"], cat["models"], cat["containers"]
+    if t.instance_type not in instances:
+        raise ConfigError(f"{where}.instance_type: unknown {t.instance_type!r}; allowed: {sorted(instances)}")
+    if t.model not in models:
+        raise ConfigError(f"{where}.model: unknown {t.model!r}; allowed: {sorted(models)}")
+    inst, model = instances[t.instance_type], models[t.model]
+    if t.precision not in model["bytes_per_param"]:
+        raise ConfigError(
+            f"{where}.precision: {t.precision!r} not in the catalog for {t.model}; allowed: {sorted(model['bytes_per_param'])}"
+        )
+    w = cfg.workload
+    need = w.input_tokens + w.shared_prefix_tokens + w.output_tokens
+    warnings: list[str] = []
+    s = t.serving
+    tp = 1
+    if isinstance(s, LocalServing):
+        if need > min(s.ctx_per_slot, model["context_length"]):
+            raise ConfigError(
+                f"{where}.serving.ctx_per_slot: input + output tokens ({need}) exceed the per-slot context "
+                f"({s.ctx_per_slot}); raise ctx_per_slot or shorten the workload"
+            )
+        region = "local"
+    else:
+        sm = cfg.sagemaker
+        region = sm.region
+        if s.max_model_len > model["context_length"]:
+            raise ConfigError(f"{where}.serving.max_model_len: {s.max_model_len} exceeds {t.model}'s context "
+                              f"length {model['context_length']}")
+        if need > s.max_model_len:
+            raise ConfigError(f"{where}.serving.max_model_len: prefix + input + output tokens ({need}) exceed "
+                              f"max_model_len ({s.max_model_len})")
+        if s.container not in containers:
+            raise ConfigError(f"{where}.serving.container: unknown {s.container!r}; allowed: {sorted(containers)}")
+        ctr = containers[s.container]
+        if ctr["kind"] != s.kind:
+            raise ConfigError(f"{where}.serving.container: {s.container!r} is a {ctr['kind']} container, "
+                              f"not {s.kind}; allowed: {sorted(k for k, c in containers.items() if c['kind'] == s.kind)}")
+        arch = inst["gpu_arch"]
+        if _version(ctr["cuda"]) < _version(inst["min_cuda"]):
+            raise ConfigError(f"{where}.serving.container: {s.container} ships CUDA {ctr['cuda']} but "
+                              f"{t.instance_type} ({inst['gpu']}, {arch}) needs CUDA {inst['min_cuda']}+")
+        if arch not in ctr["gpu_archs"]:
+            raise ConfigError(f"{where}.serving.container: {s.container} does not run on {arch} GPUs "
+                              f"({t.instance_type}); allowed architectures: {ctr['gpu_archs']}")
+        tp = s.tensor_parallel_size if isinstance(s, VllmServing) else s.tensor_parallel_degree
+        if tp > inst["gpu_count"]:
+            raise ConfigError(f"{where}.serving: tensor parallel degree {tp} exceeds the {inst['gpu_count']} "
+                              f"GPU(s) of {t.instance_type}")
+        native = cat["native_precisions"][arch]
+        if t.precision not in native:
+            msg = (f"{where}.precision: {t.precision} is not native on {arch} ({inst['gpu']}); it would be "
+                   f"emulated or widened; native: {native}")
+            if sm.precision_policy == "refuse":
+                raise ConfigError(msg + " (set sagemaker.precision_policy: warn to run it anyway)")
+            warnings.append(msg)
+        weights_gb = model["total_params_b"] * model["bytes_per_param"][t.precision]
+        usable_gb = inst["memory_gb_per_gpu"] * s.gpu_memory_utilization * (1 - sm.kv_headroom_fraction)
+        if weights_gb / tp > usable_gb:
+            raise ConfigError(
+                f"{where}: {t.model} at {t.precision} needs {weights_gb:.1f} GB of weights, {weights_gb / tp:.1f} GB "
+                f"per GPU at tensor parallel {tp}; {t.instance_type} leaves {usable_gb:.1f} GB per GPU after KV "
+                f"headroom ({inst['memory_gb_per_gpu']} GB x {s.gpu_memory_utilization} x "
+                f"{1 - sm.kv_headroom_fraction:.2f}); use more GPUs or a smaller precision"
+            )
+    if t.usd_per_hour is not None:
+        usd_per_hour, price_source, price_date = t.usd_per_hour, "config", None
+    else:
+        usd_per_hour = (inst.get("usd_per_hour") or {}).get(region)
+        if usd_per_hour is None:
+            raise ConfigError(f"{where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
+                              f"usd_per_hour on the target (priced regions: {sorted(inst.get('usd_per_hour') or {})})")
+        price_source, price_date = inst["price_source"], str(inst["price_date"])
+    roof = roofline_tokens_per_s(inst, model, t.precision, tp)
+    # Estimate: each level runs ceil(n / c) rounds of one request at a fraction of the roofline.
+    single_tps = roof * DECODE_EFFICIENCY if roof else 40.0
+    sweep_s = sum(-(-w.requests_per_level // c) * w.output_tokens / single_tps for c in w.concurrency)
+    sweep_s += w.warmup_requests * w.output_tokens / single_tps
+    hours = DEPLOY_OVERHEAD_MIN[cfg.backend] / 60 + sweep_s / 3600
+    return {
+        "region": region,
+        "usd_per_hour": float(usd_per_hour),
+        "price_source": price_source,
+        "price_date": price_date,
+        "tensor_parallel": tp,
+        "roofline_tokens_per_s": roof,
+        "estimated_endpoint_hours": hours,
+        "estimated_usd": hours * float(usd_per_hour),
+    }, warnings
+
+
 def plan(
     config_name: str,
     logical_date: date | datetime | str,
@@ -193,36 +377,20 @@ def plan(
 ) -> dict[str, Any]:
     """Resolve a config + Params into the run and its targets (JSON-able), and write plan.json.
 
-    Every target dict is self-contained: a task that receives it needs nothing else.
+    Every target dict is self-contained: a task that receives it needs nothing else. Nothing is
+    created (no folder, no endpoint) unless every target passes its checks.
     """
     cfg = _apply_params(load_config(config_name), params or {})
-    instances, models = load_catalogs()
+    cat = load_catalogs()
     run_key = make_run_key(cfg.name, logical_date)
     # Each attempt at a run key gets its own folder, so re-running a date never overwrites
     # what an earlier attempt measured; the warehouse keeps only the latest publish.
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     run_dir = (runs_root or paths.runs_dir()) / run_key / stamp
-    targets = []
+    targets, warnings = [], []
     for t in cfg.targets:
-        if t.instance_type not in instances:
-            raise ConfigError(
-                f"targets[{t.id}].instance_type: unknown {t.instance_type!r}; allowed: {sorted(instances)}"
-            )
-        if t.model not in models:
-            raise ConfigError(f"targets[{t.id}].model: unknown {t.model!r}; allowed: {sorted(models)}")
-        inst, model = instances[t.instance_type], models[t.model]
-        if t.precision not in model["bytes_per_param"]:
-            raise ConfigError(
-                f"targets[{t.id}].precision: {t.precision!r} not in the catalog for {t.model}; "
-                f"allowed: {sorted(model['bytes_per_param'])}"
-            )
-        need = cfg.workload.input_tokens + cfg.workload.output_tokens
-        if need > min(t.serving.ctx_per_slot, model["context_length"]):
-            raise ConfigError(
-                f"targets[{t.id}].serving.ctx_per_slot: input + output tokens ({need}) exceed the "
-                f"per-slot context ({t.serving.ctx_per_slot}); raise ctx_per_slot or shorten the workload"
-            )
-        usd_per_hour = t.usd_per_hour if t.usd_per_hour is not None else inst["usd_per_hour"]
+        resolved, warn = _check_target(cfg, t, cat)
+        warnings.extend(warn)
         targets.append(
             {
                 "run_key": run_key,
@@ -232,24 +400,29 @@ def plan(
                 "backend": cfg.backend,
                 "instance_type": t.instance_type,
                 "model": t.model,
+                "hf_id": cat["models"][t.model].get("hf_id"),
                 "precision": t.precision,
                 "serving_config": t.serving.name,
                 "serving": t.serving.model_dump(),
                 "workload": cfg.workload.model_dump(),
                 "validation": cfg.validation.model_dump(),
                 "slo": cfg.slo.model_dump(),
-                "usd_per_hour": usd_per_hour,
-                "price_source": "config" if t.usd_per_hour is not None else inst["price_source"],
-                "price_date": None if t.usd_per_hour is not None else str(inst["price_date"]),
+                "sagemaker": cfg.sagemaker.model_dump() if cfg.sagemaker else None,
+                "container": cat["containers"].get(getattr(t.serving, "container", None)),
+                **resolved,
             }
         )
     run = {
         "run_key": run_key,
         "run_dir": str(run_dir),
         "config_name": cfg.name,
+        "backend": cfg.backend,
         "logical_date": str(logical_date)[:10],
         "planned_at": datetime.now(timezone.utc).isoformat(),
         "warehouse_path": cfg.warehouse.path,
+        "warnings": warnings,
+        "estimated_endpoint_hours": sum(t["estimated_endpoint_hours"] for t in targets),
+        "estimated_usd": sum(t["estimated_usd"] for t in targets),
         "targets": targets,
     }
     run_dir.mkdir(parents=True, exist_ok=True)

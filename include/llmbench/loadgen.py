@@ -29,11 +29,22 @@ ProgressFn = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where to send chat completions: the full URL of /v1/chat/completions and any headers."""
+    """Where to send chat completions, and how the response comes back.
+
+    wire: "sse" (OpenAI chat completions over HTTP) or "sagemaker" (InvokeEndpointWithResponseStream:
+    AWS event-stream frames carrying the model's bytes). signer: an object whose
+    .sign(url, body, headers) returns signed headers (SigV4 for SageMaker), or None.
+    """
 
     url: str
     model: str = "default"
     headers: dict[str, str] = field(default_factory=dict)
+    wire: str = "sse"
+    signer: Any = field(default=None, compare=False)
+    # False: a fresh connection per request (llama-server closes reused keep-alive connections,
+    # which makes aiohttp fail the next send with "Can not write request body"). True for managed
+    # HTTPS endpoints, where a TLS handshake per request would land in TTFT.
+    keep_alive: bool = False
 
 
 @dataclass
@@ -57,6 +68,21 @@ def parse_openai_sse(lines: list[tuple[int, bytes]]) -> StreamParse:
     for t_ns, raw in lines:
         line = raw.strip()
         if not line or line.startswith(b":"):
+            continue
+        if line.startswith(b"{"):
+            # LMI / TGI JSON lines: {"token": {"text": ..., "special": ...}, "details": {...}}
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                return StreamParse(content_ns, finish_reason, usage, "malformed_chunk", line[:200].decode("utf-8", "replace"))
+            token = obj.get("token") or {}
+            if token.get("text") and not token.get("special"):
+                content_ns.append(t_ns)
+            details = obj.get("details") or {}
+            if details.get("finish_reason"):
+                finish_reason = details["finish_reason"]
+                if details.get("generated_tokens") is not None:
+                    usage = {"completion_tokens": details["generated_tokens"]}
             continue
         if not line.startswith(b"data:"):
             continue  # event:/id:/retry: fields carry nothing we measure
@@ -94,8 +120,14 @@ def build_record(
     lines: list[tuple[int, bytes]],
     error_kind: str | None,
     error_detail: str | None,
+    wire: str = "sse",
 ) -> dict[str, Any]:
-    """One per-request record (a row of requests.parquet) from what the hot path captured."""
+    """One per-request record (a row of requests.parquet) from what the hot path captured
+    (SSE lines, or for wire "sagemaker" raw event-stream chunks)."""
+    if wire == "sagemaker" and error_kind is None:
+        from llmbench.sagemaker_stream import decode_eventstream
+
+        lines, error_kind, error_detail = decode_eventstream(lines)
     parse = parse_openai_sse(lines) if error_kind is None else StreamParse([], None, None)
     if error_kind is None and parse.error_kind:
         error_kind, error_detail = parse.error_kind, parse.error_detail
@@ -141,8 +173,11 @@ async def send_one(
     timeout_s: float,
 ) -> tuple[int, int, int | None, list[tuple[int, bytes]], str | None, str | None]:
     """Send one streaming request. Returns (send_ns, end_ns, http_status, lines, error_kind,
-    error_detail). Never raises for anything the server or network does."""
+    error_detail); `lines` are SSE lines, or raw chunks for wire "sagemaker". Never raises for
+    anything the server or network does."""
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **endpoint.headers}
+    if endpoint.signer is not None:
+        headers = endpoint.signer.sign(endpoint.url, body, headers)  # before the clock starts
     lines: list[tuple[int, bytes]] = []
     status = None
     send_ns = time.perf_counter_ns()
@@ -154,8 +189,12 @@ async def send_one(
             if status != 200:
                 text = (await resp.read())[:300].decode("utf-8", "replace")
                 return send_ns, time.perf_counter_ns(), status, lines, "http_status", f"HTTP {status}: {text}"
-            async for line in resp.content:
-                lines.append((time.perf_counter_ns(), line))
+            if endpoint.wire == "sagemaker":
+                async for data in resp.content.iter_any():
+                    lines.append((time.perf_counter_ns(), data))
+            else:
+                async for line in resp.content:
+                    lines.append((time.perf_counter_ns(), line))
         return send_ns, time.perf_counter_ns(), status, lines, None, None
     except asyncio.TimeoutError:
         return send_ns, time.perf_counter_ns(), status, lines, "timeout", f"no complete response within {timeout_s}s"
@@ -179,20 +218,22 @@ async def run_level(
     seed: int,
     first_index: int,
     timeout_s: float,
+    shared_prefix_tokens: int = 0,
     on_record: Callable[[dict[str, Any]], None],
 ) -> tuple[list[dict[str, Any]], float]:
     """One closed-loop level. Returns (records, client CPU seconds spent during the level)."""
     bodies = [
         json.dumps(
-            chat_request_body(make_prompt(seed, first_index + i, input_tokens, output_tokens), endpoint.model)
+            chat_request_body(
+                make_prompt(seed, first_index + i, input_tokens, output_tokens, shared_prefix_tokens), endpoint.model
+            )
         ).encode()
         for i in range(n_requests)
     ]
     counter = itertools.count()
     records: list[dict[str, Any]] = []
-    # A fresh connection per request: llama-server closes reused keep-alive connections, which
-    # makes aiohttp fail the next send with "Can not write request body".
-    connector = aiohttp.TCPConnector(limit=concurrency, force_close=True)
+    # The pool holds one connection per worker; see Endpoint.keep_alive.
+    connector = aiohttp.TCPConnector(limit=concurrency, force_close=not endpoint.keep_alive)
     cpu0 = time.process_time()
     async with aiohttp.ClientSession(connector=connector) as session:
 
@@ -214,6 +255,7 @@ async def run_level(
                     lines=lines,
                     error_kind=kind,
                     error_detail=detail,
+                    wire=endpoint.wire,
                 )
                 records.append(rec)
                 on_record(rec)
@@ -235,6 +277,7 @@ def _level_args(workload: dict[str, Any]) -> dict[str, Any]:
         output_tokens=int(workload["output_tokens"]),
         seed=int(workload.get("seed", 0)),
         timeout_s=float(workload.get("request_timeout_s", 120)),
+        shared_prefix_tokens=int(workload.get("shared_prefix_tokens", 0)),
     )
 
 

@@ -32,26 +32,33 @@ class Prompt:
     index: int
     text: str
     max_tokens: int
+    system: str | None = None  # the shared prefix, identical across requests
 
 
-def make_prompt(seed: int, index: int, input_tokens: int, output_tokens: int) -> Prompt:
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(max(0, n)))
+
+
+def make_prompt(seed: int, index: int, input_tokens: int, output_tokens: int, shared_prefix_tokens: int = 0) -> Prompt:
     """The `index`-th prompt of a seeded workload: same seed and index, same text, always.
 
     Distinct indices give distinct word sequences, so no two requests share a cacheable prefix
-    beyond the instruction.
+    beyond the instruction, except the optional shared system prompt of `shared_prefix_tokens`
+    (seed 002's 478-token system prompt, what prefix caching reuses).
     """
     rng = random.Random(f"{seed}:{index}")
     n_words = max(1, input_tokens - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
-    words = " ".join(rng.choice(_WORDS) for _ in range(n_words))
-    return Prompt(index=index, text=f"{_INSTRUCTION} {words}", max_tokens=output_tokens)
+    system = _words(random.Random(f"{seed}:system"), shared_prefix_tokens) if shared_prefix_tokens else None
+    return Prompt(index=index, text=f"{_INSTRUCTION} {_words(rng, n_words)}", max_tokens=output_tokens, system=system)
 
 
 def chat_request_body(prompt: Prompt, model: str = "default") -> dict:
     """OpenAI chat-completions streaming request. `ignore_eos` makes llama-server and vLLM
     generate exactly max_tokens; `include_usage` makes the last chunk carry token counts."""
+    system = [{"role": "system", "content": prompt.system}] if prompt.system else []
     return {
         "model": model,
-        "messages": [{"role": "user", "content": prompt.text}],
+        "messages": [*system, {"role": "user", "content": prompt.text}],
         "max_tokens": prompt.max_tokens,
         "temperature": 0.0,
         "stream": True,

@@ -90,3 +90,72 @@ def test_malformed_yaml_and_unknown_config(tmp_path):
 def test_params_that_contradict_the_config(tmp_path, params, match):
     with pytest.raises(ConfigError, match=match):
         plan("local", "2026-11-30", params, runs_root=tmp_path)
+
+
+def test_prompts_are_deterministic_and_share_only_the_prefix():
+    from llmbench.workload import chat_request_body, make_prompt
+
+    a, b = make_prompt(7, 1, 200, 10, shared_prefix_tokens=50), make_prompt(7, 2, 200, 10, shared_prefix_tokens=50)
+    assert a == make_prompt(7, 1, 200, 10, shared_prefix_tokens=50)
+    assert a.system == b.system and len(a.system.split()) == 50 and a.text != b.text
+    body = chat_request_body(a)
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert body["stream_options"] == {"include_usage": True} and body["ignore_eos"] is True
+    assert make_prompt(7, 1, 200, 10).system is None
+
+
+def _sm(tmp_path, mutate, base="sagemaker-seed-002"):
+    cfg = yaml.safe_load(open(__import__("llmbench.paths").paths.CONFIG_DIR / f"{base}.yaml"))
+    mutate(cfg)
+    p = tmp_path / "sm.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    return str(p)
+
+
+def _g7e(c):
+    return next(t for t in c["targets"] if t["instance_type"] == "ml.g7e.2xlarge")
+
+
+SM_BAD = [
+    ("LMI CUDA 12.8 on Blackwell", lambda c: _g7e(c).update(serving={"kind": "lmi", "name": "x"}), "needs CUDA 12.9"),
+    ("vLLM native on Ampere", lambda c: c["targets"][0].update(
+        serving={"kind": "vllm", "name": "x", "tensor_parallel_size": 4}), "does not run on ampere"),
+    ("TP beyond GPUs", lambda c: _g7e(c)["serving"].update(tensor_parallel_size=2), "exceeds the 1 GPU"),
+    ("too large for GPU memory", lambda c: c["targets"][0]["serving"].update(tensor_parallel_degree=1),
+     "per GPU at tensor parallel 1"),
+    ("fp8 on Ampere refused", lambda c: c["targets"][0].update(precision="fp8"), "not native on ampere"),
+    ("unknown region", lambda c: c["sagemaker"].update(region="mars-1"), "sagemaker.region"),
+    ("no sagemaker section", lambda c: c.pop("sagemaker"), "needs a `sagemaker:` section"),
+    ("llama-server on sagemaker", lambda c: c["targets"][0].update(
+        serving={"kind": "llama-server", "name": "x"}), "does not run on backend"),
+    ("output beyond max_model_len", lambda c: c["workload"].update(output_tokens=4000), "max_model_len"),
+    ("no price", lambda c: c["sagemaker"].update(region="eu-west-1"), "no catalog price"),
+    ("unknown container", lambda c: _g7e(c)["serving"].update(container="vllm-9"), "serving.container"),
+]
+
+
+@pytest.mark.parametrize("name,mutate,match", SM_BAD, ids=[b[0] for b in SM_BAD])
+def test_sagemaker_targets_refused_at_plan(tmp_path, name, mutate, match):
+    with pytest.raises(ConfigError) as e:
+        plan(_sm(tmp_path, mutate), "2026-11-30", runs_root=tmp_path / "runs")
+    assert match in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_seed_configs_plan_with_costs(tmp_path):
+    for name, n in (("sagemaker-seed-000", 8), ("sagemaker-seed-002", 6)):
+        run = plan(name, "2026-11-30", runs_root=tmp_path)
+        assert len(run["targets"]) == n
+        assert all(t["usd_per_hour"] > 0 and t["estimated_usd"] > 0 for t in run["targets"])
+        assert run["estimated_usd"] == pytest.approx(sum(t["estimated_usd"] for t in run["targets"]))
+    seed0 = plan("sagemaker-seed-000", "2026-11-30", runs_root=tmp_path)
+    assert len(seed0["warnings"]) == 2 and all("ampere" in w for w in seed0["warnings"])  # fp8 on A10G, warned
+
+
+def test_roofline_matches_seed_001_arithmetic():
+    from llmbench.config import roofline_tokens_per_s
+
+    # L4 300 GB/s reading 2 GB of active weights per token -> 150 tok/s ceiling
+    inst = {"memory_bandwidth_gb_s": 300}
+    model = {"active_params_b": 2.0, "bytes_per_param": {"int8": 1.0}}
+    assert roofline_tokens_per_s(inst, model, "int8", 1) == 150

@@ -1,0 +1,96 @@
+"""Run an aiohttp app on 127.0.0.1 in a background thread (tests) and stop it again."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from aiohttp import web
+
+
+class BackgroundServer:
+    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0):
+        self.app, self.host, self.port = app, host, port
+        self._loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._error: BaseException | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._runner = web.AppRunner(self.app, access_log=None)
+            self._loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, self.host, self.port)
+            self._loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]
+        except BaseException as e:  # surfaced by start()
+            self._error = e
+            self._started.set()
+            return
+        self._started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._runner.cleanup())
+        self._loop.close()
+
+    def start(self) -> "BackgroundServer":
+        self._thread.start()
+        self._started.wait(30)
+        if self._error:
+            raise self._error
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(30)
+
+    def __enter__(self) -> "BackgroundServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class ServerProcess:
+    """`python -m MODULE --port PORT ...` in a process of its own (no GIL shared with the client
+    under test), on a free loopback port; stopped and waited for on exit."""
+
+    def __init__(self, module: str, *args: str):
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.cmd = [__import__("sys").executable, "-m", module, "--port", str(self.port), *args]
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "ServerProcess":
+        import socket
+        import subprocess
+        import time
+
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.cmd} exited: {self.proc.stderr.read().decode()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return self
+            except OSError:
+                time.sleep(0.1)
+        self.__exit__()
+        raise RuntimeError(f"{self.cmd} did not listen within 60 s")
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait(10)

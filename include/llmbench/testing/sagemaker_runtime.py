@@ -1,0 +1,142 @@
+"""A SageMaker runtime stand-in that speaks the real wire format, in front of a real model server.
+
+POST /endpoints/{name}/invocations-response-stream
+  * the SigV4 signature (service `sagemaker`) is recomputed with botocore from the known
+    credentials and compared: a wrong key, region, service or tampered body gets 403;
+  * the body is forwarded to an OpenAI-compatible upstream (llama-server, the calibration server);
+  * every upstream chunk goes back as AWS event-stream PayloadPart frames, split `split` ways, so
+    SSE lines span several frames;
+  * faults on request: `model_stream_error_after` frames -> a ModelStreamError exception frame;
+    `bad_crc_after` frames -> a frame with a corrupt checksum.
+
+  python -m llmbench.testing.sagemaker_runtime --upstream http://127.0.0.1:8080 --port 8002
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import re
+
+import aiohttp
+from aiohttp import web
+
+from llmbench.sagemaker_stream import EVENTSTREAM, exception_frame, payload_part
+
+CONFIG = web.AppKey("config", dict)
+STATS = web.AppKey("stats", dict)
+SESSION = web.AppKey("session", aiohttp.ClientSession)
+
+_AUTH = re.compile(
+    r"AWS4-HMAC-SHA256 Credential=(?P<key>[^/]+)/(?P<date>\d{8})/(?P<region>[^/]+)/(?P<service>[^/]+)/aws4_request,"
+    r"\s*SignedHeaders=(?P<signed>[^,]+),\s*Signature=(?P<sig>[0-9a-f]{64})"
+)
+
+
+def verify_sigv4(request: web.Request, body: bytes, access_key: str, secret_key: str, token: str | None) -> str | None:
+    """None if the request is signed correctly for service sagemaker, else why not."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    m = _AUTH.fullmatch(request.headers.get("Authorization", ""))
+    if not m:
+        return "missing or malformed Authorization header"
+    if m["service"] != "sagemaker":
+        return f"credential scope names service {m['service']!r}, expected 'sagemaker'"
+    if m["key"] != access_key:
+        return "unknown access key"
+    if token is not None and request.headers.get("X-Amz-Security-Token") != token:
+        return "missing or wrong security token"
+    signed = m["signed"].split(";")
+    headers = {h: request.headers.get(h, "") for h in signed if h != "host"}
+    url = f"http://{request.headers['Host']}{request.raw_path}"
+    req = AWSRequest(method=request.method, url=url, data=body, headers=headers)
+    req.context["timestamp"] = request.headers.get("X-Amz-Date", "")
+    auth = SigV4Auth(Credentials(access_key, secret_key, token), "sagemaker", m["region"])
+    if sorted(signed) != sorted(auth.headers_to_sign(req).keys()):
+        return f"signed headers {signed} do not match the request"
+    expected = auth.signature(auth.string_to_sign(req, auth.canonical_request(req)), req)
+    if not hmac.compare_digest(expected, m["sig"]):
+        return "signature mismatch"
+    return None
+
+
+async def invoke_stream(request: web.Request) -> web.StreamResponse:
+    cfg, stats = request.app[CONFIG], request.app[STATS]
+    body = await request.read()
+    why = verify_sigv4(request, body, cfg["access_key"], cfg["secret_key"], cfg.get("session_token"))
+    if why:
+        stats["rejected"] += 1
+        return web.json_response({"__type": "InvalidSignatureException", "message": why}, status=403)
+    name = request.match_info["name"]
+    if cfg.get("endpoints") is not None and name not in cfg["endpoints"]:
+        return web.json_response({"__type": "ValidationError", "message": f"Endpoint {name} not found."}, status=400)
+    stats["accepted"] += 1
+    async with request.app[SESSION].post(
+        cfg["upstream"].rstrip("/") + "/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
+    ) as up:
+        if up.status != 200:
+            text = await up.text()
+            return web.json_response({"__type": "ModelError", "message": text[:500], "OriginalStatusCode": up.status},
+                                     status=424)
+        resp = web.StreamResponse(headers={"Content-Type": EVENTSTREAM,
+                                           "X-Amzn-SageMaker-Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        frames, split = 0, max(1, int(cfg.get("split", 2)))
+        async for data in up.content.iter_any():
+            step = max(1, -(-len(data) // split))
+            for i in range(0, len(data), step):
+                frames += 1
+                if cfg.get("model_stream_error_after") is not None and frames > cfg["model_stream_error_after"]:
+                    await resp.write(exception_frame("ModelStreamError", "model container failed mid-stream"))
+                    await resp.write_eof()
+                    return resp
+                frame = payload_part(data[i : i + step])
+                if cfg.get("bad_crc_after") is not None and frames > cfg["bad_crc_after"]:
+                    frame = frame[:-1] + bytes([frame[-1] ^ 0xFF])
+                await resp.write(frame)
+        stats["frames"] += frames
+        await resp.write_eof()
+        return resp
+
+
+async def _session(app: web.Application):
+    # Keep-alive to the upstream keeps the extra hop cheap; llama-server closes reused
+    # connections, so it is proxied with a fresh connection per request (upstream_keep_alive=False).
+    fresh = not app[CONFIG].get("upstream_keep_alive", True)
+    app[SESSION] = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=fresh),
+                                         timeout=aiohttp.ClientTimeout(total=None))
+    yield
+    await app[SESSION].close()
+
+
+def make_app(upstream: str, access_key: str, secret_key: str, session_token: str | None = None,
+             split: int = 2, endpoints: set[str] | None = None, upstream_keep_alive: bool = True,
+             **faults) -> web.Application:
+    app = web.Application(client_max_size=16 * 1024 * 1024)
+    app[CONFIG] = {"upstream": upstream, "access_key": access_key, "secret_key": secret_key,
+                   "session_token": session_token, "split": split, "endpoints": endpoints,
+                   "upstream_keep_alive": upstream_keep_alive, **faults}
+    app[STATS] = {"accepted": 0, "rejected": 0, "frames": 0}
+    app.cleanup_ctx.append(_session)
+    app.router.add_post("/endpoints/{name}/invocations-response-stream", invoke_stream)
+    return app
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description="SageMaker runtime wire-format server (tests and benchmarks)")
+    p.add_argument("--upstream", required=True, help="OpenAI-compatible server base URL (without /v1)")
+    p.add_argument("--port", type=int, default=8002)
+    p.add_argument("--access-key", default="AKIDLLMBENCHTEST")
+    p.add_argument("--secret-key", default="llmbench-test-secret")
+    p.add_argument("--split", type=int, default=2, help="frames per upstream chunk")
+    p.add_argument("--fresh-upstream-connections", action="store_true", help="for llama-server upstreams")
+    a = p.parse_args()
+    app = make_app(a.upstream, a.access_key, a.secret_key, split=a.split,
+                   upstream_keep_alive=not a.fresh_upstream_connections)
+    web.run_app(app, host="127.0.0.1", port=a.port, access_log=None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""The real load generator through a SigV4-checking, event-stream SageMaker runtime stand-in."""
+
+import pandas as pd
+from botocore.credentials import Credentials
+
+from llmbench.loadgen import Endpoint, run_sweep
+from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
+from llmbench.testing import calibration, sagemaker_runtime
+from llmbench.testing._serve import BackgroundServer, ServerProcess
+
+AK, SK = "AKIDLLMBENCHTEST", "llmbench-test-secret"
+REGION = "us-east-1"
+
+
+def sagemaker_endpoint(base_url, name="bench-endpoint", secret=SK, region=REGION):
+    return Endpoint(url=runtime_url(region, name, base_url), headers=sagemaker_headers(), wire="sagemaker",
+                    signer=SigV4Signer(Credentials(AK, secret), region), keep_alive=True)
+
+
+WORKLOAD = {"input_tokens": 32, "output_tokens": 50, "concurrency": [1, 8], "requests_per_level": 8,
+            "request_timeout_s": 30}
+
+
+def test_same_ttft_and_itl_as_direct_openai(tmp_path):
+    # Servers in processes of their own: the comparison measures the wire format, not the GIL.
+    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "100", "--itl-ms", "10") as cal, \
+            ServerProcess("llmbench.testing.sagemaker_runtime", "--upstream", cal.url, "--access-key", AK,
+                          "--secret-key", SK, "--split", "3") as sm:
+        direct = run_sweep(Endpoint(cal.url + "/v1/chat/completions"), WORKLOAD, tmp_path / "direct").levels
+        wire = run_sweep(sagemaker_endpoint(sm.url), WORKLOAD, tmp_path / "sm").levels
+    for d, w in zip(direct, wire, strict=True):
+        assert d["requests_failed"] == 0 and w["requests_failed"] == 0
+        assert abs(d["ttft_ms_p50"] - w["ttft_ms_p50"]) < 5, (d["ttft_ms_p50"], w["ttft_ms_p50"])
+        assert abs(d["itl_ms_mean"] - w["itl_ms_mean"]) < 1, (d["itl_ms_mean"], w["itl_ms_mean"])
+        assert 100 <= w["ttft_ms_p50"] < 120 and 9.5 < w["itl_ms_mean"] < 11
+        assert w["output_tokens_mean"] == 50
+
+
+def test_bad_signature_and_stream_faults_are_failed_records(tmp_path):
+    with BackgroundServer(calibration.make_app(ttft_ms=5, itl_ms=1)) as cal:
+        w = {**WORKLOAD, "concurrency": [2], "requests_per_level": 4}
+        with BackgroundServer(sagemaker_runtime.make_app(cal.url, AK, SK)) as sm:
+            lv = run_sweep(sagemaker_endpoint(sm.url, secret="wrong"), w, tmp_path / "a").levels[0]
+            assert lv["error_rate"] == 1.0 and sm.app[sagemaker_runtime.STATS]["rejected"] == 4
+            lv = run_sweep(sagemaker_endpoint(sm.url, region="eu-west-1"), w, tmp_path / "b").levels[0]
+            assert lv["error_rate"] == 1.0  # signed for another region: not what the server checks
+            req = pd.read_parquet(tmp_path / "a" / "requests.parquet")
+            assert set(req["http_status"]) == {403} and set(req["error_kind"]) == {"http_status"}
+        with BackgroundServer(sagemaker_runtime.make_app(cal.url, AK, SK, model_stream_error_after=10)) as sm:
+            lv = run_sweep(sagemaker_endpoint(sm.url), w, tmp_path / "c").levels[0]
+            req = pd.read_parquet(tmp_path / "c" / "requests.parquet")
+            assert lv["error_rate"] == 1.0 and set(req["error_kind"]) == {"stream_error"}
+            assert req["error_detail"].str.contains("ModelStreamError").all()
+        with BackgroundServer(sagemaker_runtime.make_app(cal.url, AK, SK, bad_crc_after=5)) as sm:
+            run_sweep(sagemaker_endpoint(sm.url), w, tmp_path / "d")
+            req = pd.read_parquet(tmp_path / "d" / "requests.parquet")
+            assert set(req["error_kind"]) == {"stream_error"} and req["error_detail"].str.contains("Checksum").all()
+
+
+def test_real_model_behind_the_wire_format(local_server, tmp_path):
+    with BackgroundServer(sagemaker_runtime.make_app(local_server["base_url"], AK, SK, split=2,
+                                                     upstream_keep_alive=False)) as sm:
+        w = {"input_tokens": 64, "output_tokens": 16, "concurrency": [2], "requests_per_level": 4,
+             "request_timeout_s": 120}
+        lv = run_sweep(sagemaker_endpoint(sm.url), w, tmp_path).levels[0]
+    assert lv["requests_ok"] == 4 and lv["output_tokens_mean"] == 16 and lv["ttft_ms_p50"] > 0
