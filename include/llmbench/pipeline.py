@@ -79,32 +79,37 @@ def _progress(target: dict[str, Any]):
     return lambda msg: log.info("%s: %s", target["target_id"], msg)
 
 
-def deploy(target: dict[str, Any]) -> dict[str, Any]:
+# backend_kwargs: what the caller's platform provides a backend (SageMaker: session, role_arn,
+# endpoint_url, built by the DAG from an Airflow connection). Nothing for the local backend.
+
+
+def deploy(target: dict[str, Any], **backend_kwargs: Any) -> dict[str, Any]:
     with stage(target, "deploy"):
-        handle = get_backend(target["backend"]).deploy(target, target_dir(target))
+        handle = get_backend(target["backend"], **backend_kwargs).deploy(target, target_dir(target))
         (target_dir(target) / "handle.json").write_text(json.dumps(handle, indent=2))
         log.info("deployed %s: %s", target["label"], handle.get("base_url"))
         return handle
 
 
-def wait_ready(target: dict[str, Any], handle: dict[str, Any], timeout_s: float = 300.0) -> None:
+def wait_ready(target: dict[str, Any], handle: dict[str, Any], **backend_kwargs: Any) -> None:
+    timeout_s = (target.get("sagemaker") or {}).get("endpoint_timeout_s", 300)
     with stage(target, "wait_ready"):
-        get_backend(target["backend"]).wait_ready(handle, timeout_s)
+        get_backend(target["backend"], **backend_kwargs).wait_ready(handle, timeout_s)
 
 
-def warm_up(target: dict[str, Any], handle: dict[str, Any]) -> dict[str, Any]:
+def warm_up(target: dict[str, Any], handle: dict[str, Any], **backend_kwargs: Any) -> dict[str, Any]:
     from llmbench.loadgen import run_warmup
 
     with stage(target, "warm_up"):
-        endpoint = get_backend(target["backend"]).endpoint(handle)
+        endpoint = get_backend(target["backend"], **backend_kwargs).endpoint(handle)
         return run_warmup(endpoint, target["workload"], progress=_progress(target))
 
 
-def sweep(target: dict[str, Any], handle: dict[str, Any]) -> dict[str, str]:
+def sweep(target: dict[str, Any], handle: dict[str, Any], **backend_kwargs: Any) -> dict[str, str]:
     from llmbench.loadgen import run_sweep
 
     with stage(target, "sweep"):
-        endpoint = get_backend(target["backend"]).endpoint(handle)
+        endpoint = get_backend(target["backend"], **backend_kwargs).endpoint(handle)
         result = run_sweep(endpoint, target["workload"], target_dir(target), slo=target["slo"], progress=_progress(target))
         return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
 
@@ -125,7 +130,7 @@ def validate(target: dict[str, Any], swept: dict[str, str]) -> dict[str, Any]:
         return {"validation_passed": outcome["validation_passed"], "path": outcome["path"]}
 
 
-def teardown(target: dict[str, Any], handle: dict[str, Any] | None) -> dict[str, Any]:
+def teardown(target: dict[str, Any], handle: dict[str, Any] | None, **backend_kwargs: Any) -> dict[str, Any]:
     """Delete what deploy created. A missing handle (deploy never returned) is read from disk."""
     with stage(target, "teardown"):
         if handle is None:
@@ -133,7 +138,7 @@ def teardown(target: dict[str, Any], handle: dict[str, Any] | None) -> dict[str,
             handle = json.loads(p.read_text()) if p.exists() else None
         if handle is None:
             return {"endpoint_seconds": None}
-        outcome = get_backend(target["backend"]).teardown(handle)
+        outcome = get_backend(target["backend"], **backend_kwargs).teardown(handle)
         (target_dir(target) / "teardown.json").write_text(json.dumps(outcome, indent=2))
         return outcome
 

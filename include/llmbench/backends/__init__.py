@@ -5,7 +5,12 @@ from __future__ import annotations
 from llmbench.backends.base import Backend
 
 
-def get_backend(name: str) -> Backend:
+def get_backend(name: str, **kwargs) -> Backend:
+    """kwargs reach backends that take them: sagemaker takes session, role_arn, endpoint_url."""
+    if name == "sagemaker":
+        from llmbench.backends.sagemaker import SageMakerBackend
+
+        return SageMakerBackend(**kwargs)
     if name == "local":
         from llmbench.backends.local import LocalBackend
 
@@ -14,4 +19,4 @@ def get_backend(name: str) -> Backend:
         from llmbench.backends.openai import OpenAIBackend
 
         return OpenAIBackend()
-    raise ValueError(f"backend: unknown {name!r}; allowed: ['local', 'openai']")
+    raise ValueError(f"backend: unknown {name!r}; allowed: ['local', 'openai', 'sagemaker']")

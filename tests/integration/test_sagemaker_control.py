@@ -1,0 +1,101 @@
+"""The SageMaker control plane against moto: create, tag, wait, delete, clean up on failure."""
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from llmbench.backends.base import DeployError
+from llmbench.backends.sagemaker import SageMakerBackend, container_environment, janitor, resource_name
+
+from .sagemaker_fixtures import aws, remaining, seed_target  # noqa: F401 (fixture)
+
+
+def test_deploy_tags_waits_and_teardown_leaves_nothing(aws, tmp_path):  # noqa: F811
+    t = seed_target(tmp_path)
+    backend = SageMakerBackend(aws)
+    handle = backend.deploy(t, tmp_path)
+    try:
+        backend.wait_ready(handle, 30)
+        client = aws.client("sagemaker")
+        desc = client.describe_endpoint(EndpointName=handle["endpoint_name"])
+        assert desc["EndpointStatus"] == "InService"
+        cfg = client.describe_endpoint_config(EndpointConfigName=handle["endpoint_config_name"])
+        assert cfg["ProductionVariants"][0]["InstanceType"] == "ml.g7e.2xlarge"
+        model = client.describe_model(ModelName=handle["model_name"])
+        env = model["PrimaryContainer"]["Environment"]
+        assert env["SM_VLLM_MODEL"] == "Qwen/Qwen3-32B" and env["SM_VLLM_ENABLE_PREFIX_CACHING"] == ""
+        assert json.loads(env["SM_VLLM_SPECULATIVE_CONFIG"])["method"] == "eagle3"
+        assert "us-west-2" in model["PrimaryContainer"]["Image"]
+        found = remaining(aws)
+        assert {r["kind"] for r in found} == {"endpoint", "endpoint_config", "model"}
+        tags = found[0]["tags"]
+        assert tags["llmbench:run-key"] == "sagemaker-seed-002-2026-11-30" and "llmbench:expires-at" in tags
+        ep = backend.endpoint(handle)
+        assert ep.url.endswith(f"/endpoints/{handle['endpoint_name']}/invocations-response-stream")
+        assert ep.wire == "sagemaker" and ep.signer is not None
+    finally:
+        out = backend.teardown(handle)
+    assert remaining(aws) == []
+    assert out["endpoint_seconds"] >= 0
+    backend.teardown(handle)  # already gone: tolerated
+
+
+@pytest.mark.parametrize("fail_at", ["create_model", "create_endpoint_config", "create_endpoint"])
+def test_deploy_failing_part_way_removes_what_it_created(aws, tmp_path, monkeypatch, fail_at):  # noqa: F811
+    from botocore.exceptions import ClientError
+
+    import llmbench.backends.sagemaker as smb
+
+    real_client = SageMakerBackend._client
+
+    def failing_client(self, region):
+        client = real_client(self, region)
+        def boom(**kwargs):
+            raise ClientError({"Error": {"Code": "ResourceLimitExceeded", "Message": "quota"}}, fail_at)
+        setattr(client, fail_at, boom)
+        return client
+
+    monkeypatch.setattr(smb.SageMakerBackend, "_client", failing_client)
+    with pytest.raises(DeployError, match=f"{fail_at.removeprefix('create_')} failed"):
+        SageMakerBackend(aws).deploy(seed_target(tmp_path), tmp_path)
+    assert remaining(aws) == []
+
+
+def test_no_role_refused_before_anything_is_created(aws, tmp_path):  # noqa: F811
+    t = seed_target(tmp_path, role_arn=None)
+    with pytest.raises(DeployError, match="execution role"):
+        SageMakerBackend(aws).deploy(t, tmp_path)
+    assert remaining(aws) == []
+
+
+def test_janitor_deletes_only_what_expired(aws, tmp_path):  # noqa: F811
+    old = seed_target(tmp_path / "a", "g7e-vllm-eagle3", expiry_hours=1)
+    new = seed_target(tmp_path / "b", "g6e-vllm-eagle3", expiry_hours=48)
+    backend = SageMakerBackend(aws)
+    h_old, h_new = backend.deploy(old, tmp_path), backend.deploy(new, tmp_path)
+    removed = janitor(aws, "us-west-2", now=datetime.now(timezone.utc) + timedelta(hours=2))
+    assert {r["name"] for r in removed} == {h_old["endpoint_name"]}
+    assert {r["kind"] for r in removed} == {"endpoint", "endpoint_config", "model"}
+    assert {r["name"] for r in remaining(aws)} == {h_new["endpoint_name"]}
+    assert janitor(aws, "us-west-2") == []  # nothing else expired: safe to run again
+    backend.teardown(h_new)
+    assert remaining(aws) == []
+
+
+def test_resource_names_are_valid_unique_and_sanitised():
+    import re
+
+    a = resource_name("sagemaker-seed-002-2026-11-30", "g7e'; DROP TABLE x;--" + "y" * 80)
+    b = resource_name("sagemaker-seed-002-2026-11-30", "g7e'; DROP TABLE x;--" + "y" * 81)
+    for n in (a, b):
+        assert re.fullmatch(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}", n), n
+    assert a != b
+
+
+def test_lmi_environment():
+    t = {"hf_id": "Qwen/Qwen3-32B", "serving": {"kind": "lmi", "tensor_parallel_degree": 4, "max_model_len": 4096,
+         "dtype": "bf16", "max_rolling_batch_size": 64, "gpu_memory_utilization": 0.9, "enable_prefix_caching": True}}
+    env = container_environment(t)
+    assert env["HF_MODEL_ID"] == "Qwen/Qwen3-32B" and env["OPTION_TENSOR_PARALLEL_DEGREE"] == "4"
+    assert env["OPTION_ASYNC_MODE"] == "true" and env["OPTION_ENABLE_PREFIX_CACHING"] == "true"
