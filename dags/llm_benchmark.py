@@ -25,6 +25,13 @@ def _label(target: dict) -> None:
     get_current_context()["target_label"] = target["label"]
 
 
+def backend_kwargs(target: dict) -> dict:
+    # Airflow connections -> the library's inputs (plugins/llmbench_airflow.py); empty for local.
+    from llmbench_airflow import backend_kwargs as build
+
+    return build(target)
+
+
 @dag(
     dag_id="llm_benchmark",
     schedule="@weekly",
@@ -60,28 +67,28 @@ def llm_benchmark():
         from llmbench import pipeline
 
         _label(target)
-        return pipeline.deploy(target)
+        return pipeline.deploy(target, **backend_kwargs(target))
 
     @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
     def wait_ready(target: dict, handle: dict) -> None:
         from llmbench import pipeline
 
         _label(target)
-        pipeline.wait_ready(target, handle)
+        pipeline.wait_ready(target, handle, **backend_kwargs(target))
 
     @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
     def warm_up(target: dict, handle: dict) -> dict:
         from llmbench import pipeline
 
         _label(target)
-        return pipeline.warm_up(target, handle)
+        return pipeline.warm_up(target, handle, **backend_kwargs(target))
 
     @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(hours=4))
     def sweep(target: dict, handle: dict) -> dict:
         from llmbench import pipeline
 
         _label(target)
-        return pipeline.sweep(target, handle)
+        return pipeline.sweep(target, handle, **backend_kwargs(target))
 
     @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
     def validate(target: dict, swept: dict) -> dict:
@@ -96,7 +103,7 @@ def llm_benchmark():
         from llmbench import pipeline
 
         _label(target)
-        return pipeline.teardown(target, handle)
+        return pipeline.teardown(target, handle, **backend_kwargs(target))
 
     @task_group(group_id="target")
     def benchmark_target(target: dict):

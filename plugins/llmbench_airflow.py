@@ -1,0 +1,35 @@
+"""Airflow-facing glue: turns Airflow connections into what the llmbench library takes.
+
+The library imports no Airflow; DAG tasks call these to build its inputs. Imported inside tasks
+only (the amazon provider and boto3 are heavy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def backend_kwargs(target: dict[str, Any]) -> dict[str, Any]:
+    """What a target's backend needs from the platform. SageMaker: a boto3 session with the
+    credentials of the config's AWS connection (through the amazon provider's AwsBaseHook), the
+    connection's control-plane endpoint override if any, and the execution role from the
+    connection extra `execution_role_arn` (the config's sagemaker.role_arn wins)."""
+    if target["backend"] != "sagemaker":
+        return {}
+    from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
+
+    sm = target["sagemaker"]
+    hook = AwsBaseHook(aws_conn_id=sm["aws_conn_id"], client_type="sagemaker", region_name=sm["region"])
+    return {
+        "session": hook.get_session(region_name=sm["region"]),
+        "endpoint_url": hook.conn_config.get_service_endpoint_url(service_name="sagemaker"),
+        "role_arn": sm.get("role_arn") or hook.conn_config.extra_config.get("execution_role_arn"),
+    }
+
+
+def aws_session_for(conn_id: str, region: str) -> tuple[Any, str | None]:
+    """(boto3 session, sagemaker endpoint override) for an AWS connection: the janitor's inputs."""
+    from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
+
+    hook = AwsBaseHook(aws_conn_id=conn_id, client_type="sagemaker", region_name=region)
+    return hook.get_session(region_name=region), hook.conn_config.get_service_endpoint_url(service_name="sagemaker")
