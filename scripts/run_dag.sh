@@ -13,8 +13,7 @@ echo "llmbench: running DAG llm_benchmark for $DATE on config '$CONFIG' (Airflow
 "$BIN/airflow" dags test llm_benchmark "$DATE" -c "{\"config\": \"$CONFIG\"}" 2>&1 \
   | tee "$log" \
   | grep --line-buffered -E '\[DAG TEST\] starting|\[llmbench\]|DagRun Finished|\[error|TargetFailed|DeployError' \
-  | sed -u -E 's/^[0-9-]+T([0-9:]{8})\.[0-9]+Z \[[a-z ]+\] /\1 /; s/ +\[(llmbench|airflow[^]]*)\] loc=.*$//; s/\[DAG TEST\] starting //' \
-  | cut -c1-200
+  | sed -u -E 's/^[0-9-]+T([0-9:]{8})\.[0-9]+Z \[[a-z ]+\] /\1 /; s/ +\[(llmbench|airflow[^]]*)\] loc=.*$//; s/\[DAG TEST\] starting //; s/^(.{200}).*/\1/'
 dag_rc=${PIPESTATUS[0]}
 echo
 "$BIN/llmbench" show --config "$CONFIG" --date "$DATE"

@@ -3,6 +3,7 @@
   llmbench sweep --backend openai --url http://HOST:PORT/v1 --concurrency 1,16,64 \\
                  --requests-per-level 32 --input-tokens 512 --output-tokens 128 --out DIR
   llmbench sweep --backend local --parallel 4 ...     # starts and stops llama-server itself
+  llmbench sweep --backend sagemaker --endpoint NAME --region us-west-2 [--runtime-url URL] ...
   llmbench plan  --config local [--targets ID,ID] [--concurrency 1,2]
   llmbench show  [--run-key KEY | --config local --date 2026-11-30] [--warehouse PATH]
 """
@@ -67,6 +68,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         print("llmbench sweep: --concurrency levels and --requests-per-level must be >= 1", file=sys.stderr)
         return 2
     out = Path(a.out)
+    if a.backend == "sagemaker":
+        return _sweep_existing_sagemaker(a, workload, out)
     if a.backend == "openai":
         if not a.url:
             print("llmbench sweep: --backend openai needs --url http://HOST:PORT/v1", file=sys.stderr)
@@ -99,6 +102,37 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     print(f"\nrequests: {result.requests_path}\nlevels:   {result.levels_path}")
     failed = sum(lv["requests_failed"] for lv in result.levels)
     return 0 if failed == 0 else 3
+
+
+def _sweep_existing_sagemaker(a: argparse.Namespace, workload: dict, out: Path) -> int:
+    """Drive an existing SageMaker endpoint (nothing is deployed or deleted); credentials come from
+    the standard AWS chain (environment, profile, instance role)."""
+    import boto3
+    import pandas as pd
+
+    from llmbench.loadgen import Endpoint, run_sweep, run_warmup
+    from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
+
+    if not a.endpoint or not a.region:
+        print("llmbench sweep: --backend sagemaker needs --endpoint NAME and --region REGION", file=sys.stderr)
+        return 2
+    try:
+        signer = SigV4Signer(boto3.Session(region_name=a.region).get_credentials(), a.region)
+    except ValueError as e:
+        print(f"llmbench sweep: {e}", file=sys.stderr)
+        return 1
+    endpoint = Endpoint(url=runtime_url(a.region, a.endpoint, a.runtime_url), headers=sagemaker_headers(),
+                        wire="sagemaker", signer=signer, keep_alive=True)
+    _say(f"endpoint {endpoint.url}")
+    try:
+        run_warmup(endpoint, workload, progress=_say)
+    except RuntimeError as e:
+        print(f"llmbench sweep: {e}", file=sys.stderr)
+        return 1
+    result = run_sweep(endpoint, workload, out, progress=_say)
+    _print_frame(pd.DataFrame(result.levels), LEVEL_COLUMNS)
+    print(f"\nrequests: {result.requests_path}\nlevels:   {result.levels_path}")
+    return 0 if sum(lv["requests_failed"] for lv in result.levels) == 0 else 3
 
 
 def cmd_plan(a: argparse.Namespace) -> int:
@@ -188,8 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("sweep", help="drive a streaming endpoint through a concurrency sweep")
-    s.add_argument("--backend", choices=["openai", "local"], default="openai")
+    s.add_argument("--backend", choices=["openai", "local", "sagemaker"], default="openai")
     s.add_argument("--url", help="OpenAI-compatible base URL ending in /v1 (backend openai)")
+    s.add_argument("--endpoint", help="an existing SageMaker endpoint's name (backend sagemaker)")
+    s.add_argument("--region", help="its AWS region (backend sagemaker)")
+    s.add_argument("--runtime-url", help="override the SageMaker runtime host (VPC endpoints, tests)")
     s.add_argument("--model", default="default", help="model name sent in the request (backend openai)")
     s.add_argument("--parallel", type=int, default=4, help="llama-server slots (backend local)")
     s.add_argument("--threads", type=int, default=2, help="llama-server threads (backend local)")

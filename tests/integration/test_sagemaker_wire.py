@@ -3,7 +3,7 @@
 import pandas as pd
 from botocore.credentials import Credentials
 
-from llmbench.loadgen import Endpoint, run_sweep
+from llmbench.loadgen import Endpoint, run_sweep, run_warmup
 from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
 from llmbench.testing import calibration, sagemaker_runtime
 from llmbench.testing._serve import BackgroundServer, ServerProcess
@@ -22,12 +22,14 @@ WORKLOAD = {"input_tokens": 32, "output_tokens": 50, "concurrency": [1, 8], "req
 
 
 def test_same_ttft_and_itl_as_direct_openai(tmp_path):
-    # Servers in processes of their own: the comparison measures the wire format, not the GIL.
-    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "100", "--itl-ms", "10") as cal, \
-            ServerProcess("llmbench.testing.sagemaker_runtime", "--upstream", cal.url, "--access-key", AK,
-                          "--secret-key", SK, "--split", "3") as sm:
-        direct = run_sweep(Endpoint(cal.url + "/v1/chat/completions"), WORKLOAD, tmp_path / "direct").levels
-        wire = run_sweep(sagemaker_endpoint(sm.url), WORKLOAD, tmp_path / "sm").levels
+    # One server process (not sharing the client's GIL) serving one calibration schedule over both
+    # wire formats: what differs is only the client's event-stream path vs its SSE path.
+    with ServerProcess("llmbench.testing.sagemaker_runtime", "--access-key", AK, "--secret-key", SK,
+                       "--split", "3", "--ttft-ms", "100", "--itl-ms", "10") as server:
+        warm = {**WORKLOAD, "warmup_requests": 2}
+        run_warmup(sagemaker_endpoint(server.url), warm)  # first-request imports in the server
+        direct = run_sweep(Endpoint(server.url + "/v1/chat/completions"), WORKLOAD, tmp_path / "direct").levels
+        wire = run_sweep(sagemaker_endpoint(server.url), WORKLOAD, tmp_path / "sm").levels
     for d, w in zip(direct, wire, strict=True):
         assert d["requests_failed"] == 0 and w["requests_failed"] == 0
         assert abs(d["ttft_ms_p50"] - w["ttft_ms_p50"]) < 5, (d["ttft_ms_p50"], w["ttft_ms_p50"])
@@ -64,3 +66,24 @@ def test_real_model_behind_the_wire_format(local_server, tmp_path):
              "request_timeout_s": 120}
         lv = run_sweep(sagemaker_endpoint(sm.url), w, tmp_path).levels[0]
     assert lv["requests_ok"] == 4 and lv["output_tokens_mean"] == 16 and lv["ttft_ms_p50"] > 0
+
+
+def test_cli_sweep_sagemaker_with_runtime_url(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**__import__("os").environ, "AWS_ACCESS_KEY_ID": AK, "AWS_SECRET_ACCESS_KEY": SK}
+    env.pop("AWS_PROFILE", None)
+    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "20", "--itl-ms", "2") as cal, \
+            ServerProcess("llmbench.testing.sagemaker_runtime", "--upstream", cal.url, "--access-key", AK,
+                          "--secret-key", SK) as sm:
+        r = subprocess.run(
+            [str(Path(sys.executable).parent / "llmbench"), "sweep", "--backend", "sagemaker", "--endpoint", "my-ep",
+             "--region", REGION, "--runtime-url", sm.url, "--concurrency", "1,4", "--requests-per-level", "4",
+             "--output-tokens", "20", "--out", str(tmp_path)],
+            capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lv = pd.read_parquet(tmp_path / "levels.parquet")
+    assert list(lv["requests_ok"]) == [4, 4] and (lv["ttft_ms_p50"] >= 20).all()
+    assert (lv["output_tokens_mean"] == 20).all()

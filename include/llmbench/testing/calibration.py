@@ -25,28 +25,30 @@ def _chunk(delta: dict, finish: str | None = None) -> bytes:
                                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n").encode()
 
 
+async def scheduled_stream(body: dict, sched: dict, arrival: float, write, sent: list[float]) -> None:
+    """Write one OpenAI SSE stream through `write(bytes)` on the schedule; token k is due at
+    arrival + ttft + k * itl (absolute deadlines). Appends each token's actual write time to `sent`."""
+    n = int(body.get("max_tokens") or sched["tokens"])
+    for k in range(n):
+        delay = arrival + (sched["ttft_ms"] + k * sched["itl_ms"]) / 1000 - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        await write(_chunk({"content": " tok"}))
+        sent.append(time.perf_counter())
+    await write(_chunk({}, "length"))
+    prompt_tokens = len(body["messages"][-1]["content"].split())
+    await write(("data: " + json.dumps({"choices": [], "usage": {
+        "prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n}}) + "\n\n").encode())
+    await write(b"data: [DONE]\n\n")
+
+
 async def chat(request: web.Request) -> web.StreamResponse:
     arrival = time.perf_counter()
     body = await request.json()
-    sched = request.app[SCHEDULE]
-    n = int(body.get("max_tokens") or sched["tokens"])
-    if sched.get("tokens_cap"):
-        n = min(n, sched["tokens_cap"])
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await resp.prepare(request)
-    sent = []
-    for k in range(n):
-        due = arrival + (sched["ttft_ms"] + k * sched["itl_ms"]) / 1000
-        delay = due - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        await resp.write(_chunk({"content": " tok"}))
-        sent.append(time.perf_counter())
-    await resp.write(_chunk({}, "length"))
-    prompt_tokens = len(body["messages"][-1]["content"].split())
-    await resp.write(("data: " + json.dumps({"choices": [], "usage": {
-        "prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n}}) + "\n\n").encode())
-    await resp.write(b"data: [DONE]\n\n")
+    sent: list[float] = []
+    await scheduled_stream(body, request.app[SCHEDULE], arrival, resp.write, sent)
     await resp.write_eof()
     request.app[SENT].append({"arrival": arrival, "sent": sent})
     return resp
@@ -60,13 +62,17 @@ async def _health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-def make_app(ttft_ms: float = 100.0, itl_ms: float = 10.0, tokens: int = 256) -> web.Application:
-    app = web.Application()
+def add_routes(app: web.Application, ttft_ms: float = 100.0, itl_ms: float = 10.0, tokens: int = 256) -> None:
     app[SCHEDULE] = {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "tokens": tokens}
     app[SENT] = []
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_get("/v1/models", _models)
     app.router.add_get("/health", _health)
+
+
+def make_app(ttft_ms: float = 100.0, itl_ms: float = 10.0, tokens: int = 256) -> web.Application:
+    app = web.Application()
+    add_routes(app, ttft_ms, itl_ms, tokens)
     return app
 
 

@@ -3,7 +3,10 @@
 POST /endpoints/{name}/invocations-response-stream
   * the SigV4 signature (service `sagemaker`) is recomputed with botocore from the known
     credentials and compared: a wrong key, region, service or tampered body gets 403;
-  * the body is forwarded to an OpenAI-compatible upstream (llama-server, the calibration server);
+  * the body is forwarded to an OpenAI-compatible upstream (llama-server), or, with no upstream,
+    answered by the calibration schedule in this same process, which then also serves that schedule
+    over plain OpenAI HTTP at /v1/chat/completions: one server, two wire formats, so the client's
+    event-stream path can be compared with its SSE path and nothing else differs;
   * every upstream chunk goes back as AWS event-stream PayloadPart frames, split `split` ways, so
     SSE lines span several frames;
   * faults on request: `model_stream_error_after` frames -> a ModelStreamError exception frame;
@@ -73,6 +76,8 @@ async def invoke_stream(request: web.Request) -> web.StreamResponse:
     if cfg.get("endpoints") is not None and name not in cfg["endpoints"]:
         return web.json_response({"__type": "ValidationError", "message": f"Endpoint {name} not found."}, status=400)
     stats["accepted"] += 1
+    if cfg["upstream"] is None:
+        return await _calibrated(request, body, cfg, stats)
     async with request.app[SESSION].post(
         cfg["upstream"].rstrip("/") + "/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
     ) as up:
@@ -101,6 +106,27 @@ async def invoke_stream(request: web.Request) -> web.StreamResponse:
         return resp
 
 
+async def _calibrated(request: web.Request, body: bytes, cfg: dict, stats: dict) -> web.StreamResponse:
+    import json
+    import time
+
+    from llmbench.testing.calibration import SCHEDULE, scheduled_stream
+
+    arrival = time.perf_counter()
+    resp = web.StreamResponse(headers={"Content-Type": EVENTSTREAM, "X-Amzn-SageMaker-Content-Type": "text/event-stream"})
+    await resp.prepare(request)
+    split = max(1, int(cfg.get("split", 2)))
+
+    async def write(data: bytes) -> None:
+        step = max(1, -(-len(data) // split))
+        await resp.write(b"".join(payload_part(data[i : i + step]) for i in range(0, len(data), step)))
+        stats["frames"] += -(-len(data) // step)
+
+    await scheduled_stream(json.loads(body), request.app[SCHEDULE], arrival, write, [])
+    await resp.write_eof()
+    return resp
+
+
 async def _session(app: web.Application):
     # Keep-alive to the upstream keeps the extra hop cheap; llama-server closes reused
     # connections, so it is proxied with a fresh connection per request (upstream_keep_alive=False).
@@ -111,10 +137,16 @@ async def _session(app: web.Application):
     await app[SESSION].close()
 
 
-def make_app(upstream: str, access_key: str, secret_key: str, session_token: str | None = None,
+def make_app(upstream: str | None, access_key: str, secret_key: str, session_token: str | None = None,
              split: int = 2, endpoints: set[str] | None = None, upstream_keep_alive: bool = True,
-             **faults) -> web.Application:
+             calibration: dict | None = None, **faults) -> web.Application:
+    """upstream None: serve the calibration schedule (`calibration`: ttft_ms, itl_ms, tokens) on
+    both wire formats from this process."""
     app = web.Application(client_max_size=16 * 1024 * 1024)
+    if upstream is None:
+        from llmbench.testing.calibration import add_routes
+
+        add_routes(app, **(calibration or {}))
     app[CONFIG] = {"upstream": upstream, "access_key": access_key, "secret_key": secret_key,
                    "session_token": session_token, "split": split, "endpoints": endpoints,
                    "upstream_keep_alive": upstream_keep_alive, **faults}
@@ -126,7 +158,9 @@ def make_app(upstream: str, access_key: str, secret_key: str, session_token: str
 
 def main() -> None:
     p = argparse.ArgumentParser(description="SageMaker runtime wire-format server (tests and benchmarks)")
-    p.add_argument("--upstream", required=True, help="OpenAI-compatible server base URL (without /v1)")
+    p.add_argument("--upstream", help="OpenAI-compatible server base URL (without /v1); none: calibration schedule")
+    p.add_argument("--ttft-ms", type=float, default=100.0, help="calibration schedule (no --upstream)")
+    p.add_argument("--itl-ms", type=float, default=10.0, help="calibration schedule (no --upstream)")
     p.add_argument("--port", type=int, default=8002)
     p.add_argument("--access-key", default="AKIDLLMBENCHTEST")
     p.add_argument("--secret-key", default="llmbench-test-secret")
@@ -134,7 +168,8 @@ def main() -> None:
     p.add_argument("--fresh-upstream-connections", action="store_true", help="for llama-server upstreams")
     a = p.parse_args()
     app = make_app(a.upstream, a.access_key, a.secret_key, split=a.split,
-                   upstream_keep_alive=not a.fresh_upstream_connections)
+                   upstream_keep_alive=not a.fresh_upstream_connections,
+                   calibration={"ttft_ms": a.ttft_ms, "itl_ms": a.itl_ms})
     web.run_app(app, host="127.0.0.1", port=a.port, access_log=None)
 
 
