@@ -18,7 +18,8 @@ AK, SK = "AKIDLLMBENCHTEST", "llmbench-test-secret"
 def test_dag_runs_sagemaker_path_end_to_end_and_leaves_nothing(airflow_env, local_server, tmp_path):
     with ServerProcess("tests.integration.moto_server") as moto, \
             ServerProcess("llmbench.testing.sagemaker_runtime", "--upstream", local_server["base_url"],
-                          "--access-key", AK, "--secret-key", SK, "--fresh-upstream-connections") as runtime:
+                          "--access-key", AK, "--secret-key", SK, "--fresh-upstream-connections",
+                          "--region", "us-west-2") as runtime:
         cfg = {
             "name": "sm-e2e", "backend": "sagemaker",
             "sagemaker": {"region": "us-west-2", "role_arn": ROLE, "runtime_url": runtime.url,

@@ -36,8 +36,9 @@ _AUTH = re.compile(
 )
 
 
-def verify_sigv4(request: web.Request, body: bytes, access_key: str, secret_key: str, token: str | None) -> str | None:
-    """None if the request is signed correctly for service sagemaker, else why not."""
+def verify_sigv4(request: web.Request, body: bytes, access_key: str, secret_key: str, token: str | None,
+                 region: str) -> str | None:
+    """None if the request is signed correctly for service sagemaker in `region`, else why not."""
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
@@ -47,6 +48,8 @@ def verify_sigv4(request: web.Request, body: bytes, access_key: str, secret_key:
         return "missing or malformed Authorization header"
     if m["service"] != "sagemaker":
         return f"credential scope names service {m['service']!r}, expected 'sagemaker'"
+    if m["region"] != region:
+        return f"credential scope names region {m['region']!r}, this endpoint is in {region!r}"
     if m["key"] != access_key:
         return "unknown access key"
     if token is not None and request.headers.get("X-Amz-Security-Token") != token:
@@ -56,7 +59,7 @@ def verify_sigv4(request: web.Request, body: bytes, access_key: str, secret_key:
     url = f"http://{request.headers['Host']}{request.raw_path}"
     req = AWSRequest(method=request.method, url=url, data=body, headers=headers)
     req.context["timestamp"] = request.headers.get("X-Amz-Date", "")
-    auth = SigV4Auth(Credentials(access_key, secret_key, token), "sagemaker", m["region"])
+    auth = SigV4Auth(Credentials(access_key, secret_key, token), "sagemaker", region)
     if sorted(signed) != sorted(auth.headers_to_sign(req).keys()):
         return f"signed headers {signed} do not match the request"
     expected = auth.signature(auth.string_to_sign(req, auth.canonical_request(req)), req)
@@ -68,7 +71,7 @@ def verify_sigv4(request: web.Request, body: bytes, access_key: str, secret_key:
 async def invoke_stream(request: web.Request) -> web.StreamResponse:
     cfg, stats = request.app[CONFIG], request.app[STATS]
     body = await request.read()
-    why = verify_sigv4(request, body, cfg["access_key"], cfg["secret_key"], cfg.get("session_token"))
+    why = verify_sigv4(request, body, cfg["access_key"], cfg["secret_key"], cfg.get("session_token"), cfg["region"])
     if why:
         stats["rejected"] += 1
         return web.json_response({"__type": "InvalidSignatureException", "message": why}, status=403)
@@ -139,7 +142,7 @@ async def _session(app: web.Application):
 
 def make_app(upstream: str | None, access_key: str, secret_key: str, session_token: str | None = None,
              split: int = 2, endpoints: set[str] | None = None, upstream_keep_alive: bool = True,
-             calibration: dict | None = None, **faults) -> web.Application:
+             calibration: dict | None = None, region: str = "us-east-1", **faults) -> web.Application:
     """upstream None: serve the calibration schedule (`calibration`: ttft_ms, itl_ms, tokens) on
     both wire formats from this process."""
     app = web.Application(client_max_size=16 * 1024 * 1024)
@@ -149,7 +152,7 @@ def make_app(upstream: str | None, access_key: str, secret_key: str, session_tok
         add_routes(app, **(calibration or {}))
     app[CONFIG] = {"upstream": upstream, "access_key": access_key, "secret_key": secret_key,
                    "session_token": session_token, "split": split, "endpoints": endpoints,
-                   "upstream_keep_alive": upstream_keep_alive, **faults}
+                   "upstream_keep_alive": upstream_keep_alive, "region": region, **faults}
     app[STATS] = {"accepted": 0, "rejected": 0, "frames": 0}
     app.cleanup_ctx.append(_session)
     app.router.add_post("/endpoints/{name}/invocations-response-stream", invoke_stream)
@@ -165,11 +168,12 @@ def main() -> None:
     p.add_argument("--access-key", default="AKIDLLMBENCHTEST")
     p.add_argument("--secret-key", default="llmbench-test-secret")
     p.add_argument("--split", type=int, default=2, help="frames per upstream chunk")
+    p.add_argument("--region", default="us-east-1", help="the region requests must be signed for")
     p.add_argument("--fresh-upstream-connections", action="store_true", help="for llama-server upstreams")
     a = p.parse_args()
     app = make_app(a.upstream, a.access_key, a.secret_key, split=a.split,
                    upstream_keep_alive=not a.fresh_upstream_connections,
-                   calibration={"ttft_ms": a.ttft_ms, "itl_ms": a.itl_ms})
+                   calibration={"ttft_ms": a.ttft_ms, "itl_ms": a.itl_ms}, region=a.region)
     web.run_app(app, host="127.0.0.1", port=a.port, access_log=None)
 
 
