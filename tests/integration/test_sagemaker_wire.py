@@ -70,22 +70,30 @@ def test_real_model_behind_the_wire_format(local_server, tmp_path):
     assert lv["requests_ok"] == 4 and lv["output_tokens_mean"] == 16 and lv["ttft_ms_p50"] > 0
 
 
-def test_cli_sweep_sagemaker_with_runtime_url(tmp_path):
+def test_cli_sweep_sagemaker_with_runtime_url_matches_openai(tmp_path):
+    """`llmbench sweep --backend sagemaker --runtime-url` against the SigV4-checking event-stream
+    server gives the TTFT/ITL that `--backend openai` gives against the same server."""
+    import os
     import subprocess
     import sys
     from pathlib import Path
 
-    env = {**__import__("os").environ, "AWS_ACCESS_KEY_ID": AK, "AWS_SECRET_ACCESS_KEY": SK}
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": AK, "AWS_SECRET_ACCESS_KEY": SK}
     env.pop("AWS_PROFILE", None)
-    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "20", "--itl-ms", "2") as cal, \
-            ServerProcess("llmbench.testing.sagemaker_runtime", "--upstream", cal.url, "--access-key", AK,
-                          "--secret-key", SK) as sm:
-        r = subprocess.run(
-            [str(Path(sys.executable).parent / "llmbench"), "sweep", "--backend", "sagemaker", "--endpoint", "my-ep",
-             "--region", REGION, "--runtime-url", sm.url, "--concurrency", "1,4", "--requests-per-level", "4",
-             "--output-tokens", "20", "--out", str(tmp_path)],
-            capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
-    lv = pd.read_parquet(tmp_path / "levels.parquet")
-    assert list(lv["requests_ok"]) == [4, 4] and (lv["ttft_ms_p50"] >= 20).all()
-    assert (lv["output_tokens_mean"] == 20).all()
+    common = ["--concurrency", "1,4", "--requests-per-level", "8", "--output-tokens", "40", "--warmup", "2"]
+    cli = str(Path(sys.executable).parent / "llmbench")
+    with ServerProcess("llmbench.testing.sagemaker_runtime", "--access-key", AK, "--secret-key", SK,
+                       "--ttft-ms", "50", "--itl-ms", "5") as server:
+        sm = subprocess.run([cli, "sweep", "--backend", "sagemaker", "--endpoint", "my-ep", "--region", REGION,
+                             "--runtime-url", server.url, *common, "--out", str(tmp_path / "sm")],
+                            capture_output=True, text=True, env=env, timeout=300)
+        oa = subprocess.run([cli, "sweep", "--backend", "openai", "--url", server.url + "/v1", *common,
+                             "--out", str(tmp_path / "oa")], capture_output=True, text=True, env=env, timeout=300)
+    assert sm.returncode == 0, sm.stdout + sm.stderr
+    assert oa.returncode == 0, oa.stdout + oa.stderr
+    lv_sm = pd.read_parquet(tmp_path / "sm" / "levels.parquet")
+    lv_oa = pd.read_parquet(tmp_path / "oa" / "levels.parquet")
+    assert list(lv_sm["requests_ok"]) == [8, 8] and (lv_sm["output_tokens_mean"] == 40).all()
+    for (_, a), (_, b) in zip(lv_sm.iterrows(), lv_oa.iterrows(), strict=True):
+        assert abs(a["ttft_ms_p50"] - b["ttft_ms_p50"]) < 5, (a["concurrency"], a["ttft_ms_p50"], b["ttft_ms_p50"])
+        assert abs(a["itl_ms_mean"] - b["itl_ms_mean"]) < 0.5
