@@ -19,11 +19,12 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: help venv server airflow-db run test lock clean
+.PHONY: help venv server airflow-db run test bench lock clean
 help:
 	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
 	@echo "make test                                   run the test suite"
 	@echo "make server                                 build llama-server and unpack the model (once, cached in $(LLMBENCH_CACHE))"
+	@echo "make bench                                  benchmarks (results in benchmarks/results/)"
 	@echo "make lock                                   recompile requirements.txt from requirements.in"
 
 $(BIN)/.installed: requirements.txt pyproject.toml
@@ -49,6 +50,9 @@ run: server airflow-db
 
 test: server
 	@scripts/test.sh
+
+bench: venv
+	$(BIN)/python benchmarks/sustained_load.py
 
 lock:
 	$(BIN)/uv pip compile --python-version 3.11 requirements.in -o requirements.txt

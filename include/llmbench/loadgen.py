@@ -264,6 +264,22 @@ async def run_level(
     return records, time.process_time() - cpu0
 
 
+def request_schema():
+    """The Parquet schema of requests.parquet (explicit, so every level's batch has the same types
+    whatever its values: a level with no failure still has a string error_kind column)."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("concurrency", pa.int32()), ("request_index", pa.int32()), ("worker", pa.int32()), ("ok", pa.bool_()),
+        ("error_kind", pa.string()), ("error_detail", pa.string()), ("http_status", pa.int32()),
+        ("send_ns", pa.int64()), ("first_content_ns", pa.int64()), ("end_ns", pa.int64()),
+        ("send_lag_ms", pa.float64()), ("ttft_ms", pa.float64()), ("e2e_ms", pa.float64()),
+        ("tpot_ms", pa.float64()), ("itl_ms", pa.list_(pa.float64())), ("content_chunks", pa.int32()),
+        ("output_tokens", pa.int32()), ("output_tokens_source", pa.string()), ("output_tokens_counted", pa.int32()),
+        ("input_tokens", pa.int32()), ("finish_reason", pa.string()),
+    ])
+
+
 @dataclass
 class SweepResult:
     requests_path: Path
@@ -305,8 +321,12 @@ def run_sweep(
     progress: ProgressFn | None = None,
 ) -> SweepResult:
     """One closed-loop level per configured concurrency (warm-up is run_warmup's job); writes
-    out_dir/requests.jsonl (as records complete), requests.parquet and levels.parquet."""
+    out_dir/requests.jsonl (each record as it completes), requests.parquet (a row group per level,
+    written when the level ends) and levels.parquet. Only the current level's records are held in
+    memory."""
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     out_dir.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _msg: None)
@@ -315,10 +335,11 @@ def run_sweep(
     common = _level_args(workload)
     slo = slo or {}
     jsonl_path = out_dir / "requests.jsonl"
-    all_records: list[dict[str, Any]] = []
+    requests_path = out_dir / "requests.parquet"
     level_rows: list[dict[str, Any]] = []
+    schema = request_schema()
 
-    with jsonl_path.open("w") as sink:
+    with jsonl_path.open("w") as sink, pq.ParquetWriter(requests_path, schema) as writer:
 
         def on_record(rec: dict[str, Any]) -> None:
             sink.write(json.dumps(rec) + "\n")
@@ -331,15 +352,13 @@ def run_sweep(
             )
             row = metrics.summarize_level(recs, c, slo.get("ttft_ms"), slo.get("tpot_ms"), cpu_s)
             level_rows.append(row)
-            all_records.extend(recs)
+            writer.write_table(pa.Table.from_pylist(recs, schema=schema))
             say(
                 f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{n} ok, "
                 f"{_fmt(row['output_tokens_per_s'])} output tok/s, TTFT p50 {_fmt(row['ttft_ms_p50'])} ms"
             )
 
-    requests_path = out_dir / "requests.parquet"
     levels_path = out_dir / "levels.parquet"
-    pd.DataFrame(all_records).to_parquet(requests_path, index=False)
     pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
     return SweepResult(requests_path, levels_path, level_rows)
 

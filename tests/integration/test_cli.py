@@ -38,3 +38,26 @@ def test_cli_refuses_bad_levels(tmp_path):
     r = subprocess.run([str(BIN / "llmbench"), "sweep", "--url", "http://127.0.0.1:9/v1", "--concurrency", "0",
                         "--out", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and ">= 1" in r.stderr
+
+
+def test_cli_plan_refuses_bad_configs_in_one_line(tmp_path):
+    import yaml
+
+    from llmbench import paths
+
+    cases = {
+        "instance_type": lambda c: c["targets"][0].update(instance_type="ml.z9.huge"),
+        "concurrency": lambda c: c["workload"].update(concurrency=[0]),
+        "colour": lambda c: c.update(colour="blue"),
+    }
+    for field, mutate in cases.items():
+        cfg = yaml.safe_load((paths.CONFIG_DIR / "local.yaml").read_text())
+        mutate(cfg)
+        p = tmp_path / f"{field}.yaml"
+        p.write_text(yaml.safe_dump(cfg))
+        r = subprocess.run([str(BIN / "llmbench"), "plan", "--config", str(p)], capture_output=True, text=True)
+        assert r.returncode == 2, r.stdout + r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and field in lines[0], r.stderr
+    r = subprocess.run([str(BIN / "llmbench"), "plan", "--config", "sagemaker-seed-000"], capture_output=True, text=True)
+    assert r.returncode == 0 and "estimated total" in r.stdout and r.stdout.count("ml.g") >= 8

@@ -43,7 +43,14 @@ def test_dag_runs_sagemaker_path_end_to_end_and_leaves_nothing(airflow_env, loca
         assert sm.list_endpoints()["Endpoints"] == []
         assert sm.list_endpoint_configs()["EndpointConfigs"] == []
         assert sm.list_models()["Models"] == []
-        assert SK not in out  # the secret never reaches the logs
+        assert SK not in out  # the secret never reaches the output ...
+        # ... nor any file the run left: Airflow's metadata DB (XCom) and task logs, raw results,
+        # validation results, the report, the warehouse.
+        from pathlib import Path
+
+        leaked = [str(f) for f in Path(airflow_env["LLMBENCH_HOME"]).rglob("*")
+                  if f.is_file() and SK.encode() in f.read_bytes()]
+        assert leaked == []
 
     con = duckdb.connect(airflow_env["LLMBENCH_HOME"] + "/warehouse.duckdb", read_only=True)
     try:

@@ -49,6 +49,15 @@ async def handler(request):
         return web.Response(status=500, text="boom")
     if mode == "429":
         return web.Response(status=429, headers={"Retry-After": "1"}, text="slow down")
+    if mode == "503":
+        return web.Response(status=503, text="unavailable")
+    if mode == "reset":  # two tokens, then the connection drops mid-stream
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for p in content[:2]:
+            await resp.write(p)
+        request.transport.abort()
+        return resp
     if mode == "truncated":
         return await _stream(request, content[:2])
     if mode == "malformed":
@@ -95,7 +104,7 @@ def fault_server():
 
 
 def test_every_fault_is_one_failed_record_and_the_sweep_goes_on(fault_server, tmp_path):
-    modes = ["ok", "500", "429", "truncated", "malformed", "empty", "stall", "ok"]
+    modes = ["ok", "500", "429", "truncated", "malformed", "empty", "stall", "503", "reset", "ok"]
     url = fault_server(modes)
     workload = {"input_tokens": 40, "output_tokens": 5, "concurrency": [1], "requests_per_level": len(modes),
                 "request_timeout_s": 1.0, "seed": 1}
@@ -103,17 +112,18 @@ def test_every_fault_is_one_failed_record_and_the_sweep_goes_on(fault_server, tm
     req = pd.read_parquet(result.requests_path).sort_values("request_index")
     kinds = [k if isinstance(k, str) else None for k in req["error_kind"]]
     assert kinds == [None, "http_status", "http_status", "truncated", "malformed_chunk", "empty_response",
-                     "timeout", None]
-    assert req["http_status"].tolist()[1:3] == [500, 429]
+                     "timeout", "http_status", "stream_error", None]
+    assert [req["http_status"].tolist()[i] for i in (1, 2, 7)] == [500, 429, 503]
+    assert "slow down" in req["error_detail"].tolist()[2]
     lv = result.levels[0]
-    assert lv["requests_attempted"] == 8 and lv["requests_failed"] == 6
-    assert lv["error_rate"] == 6 / 8
-    assert json.loads(lv["errors_by_kind"]) == {"http_status": 2, "truncated": 1, "malformed_chunk": 1,
-                                               "empty_response": 1, "timeout": 1}
+    assert lv["requests_attempted"] == 10 and lv["requests_failed"] == 8
+    assert lv["error_rate"] == 8 / 10
+    assert json.loads(lv["errors_by_kind"]) == {"http_status": 3, "truncated": 1, "malformed_chunk": 1,
+                                               "empty_response": 1, "timeout": 1, "stream_error": 1}
     ok = req[req["ok"]]
     assert (ok["output_tokens"] == 5).all() and (ok["ttft_ms"] > 0).all()
     # every record reached the JSON-lines file as it completed
-    assert len((tmp_path / "requests.jsonl").read_text().splitlines()) == 8
+    assert len((tmp_path / "requests.jsonl").read_text().splitlines()) == 10
 
 
 def test_connection_refused_is_a_record(tmp_path):

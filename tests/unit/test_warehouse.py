@@ -53,3 +53,15 @@ def test_publish_refuses_mixed_run_keys(tmp_path):
     f["runs"] = pd.concat([f["runs"], frames("k2")["runs"]])
     with pytest.raises(ValueError, match="exactly one run key"):
         warehouse.publish(f, tmp_path / "w.duckdb")
+
+
+def test_quote_and_semicolon_laden_values_round_trip(tmp_path):
+    """SQL is parameterised: hostile strings are data, not statements."""
+    db = tmp_path / "w.duckdb"
+    evil = "x'); DROP TABLE llmbench.runs; --"
+    f = frames(evil)
+    f["levels"]["errors_by_kind"] = '{"a\'b": 1}'
+    warehouse.publish(f, db)
+    warehouse.publish(frames("k2"), db)
+    assert count(db, "runs", evil) == 1 and count(db, "levels", evil) == 2
+    assert count(db, "runs", "k2") == 1  # the runs table survived
