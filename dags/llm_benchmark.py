@@ -128,8 +128,9 @@ def llm_benchmark():
     @task(outlets=[PRICE_PERFORMANCE])
     def publish(run_dir: str) -> dict:
         from llmbench import pipeline
+        from llmbench_airflow import warehouse_dsn
 
-        return pipeline.publish(run_dir)
+        return pipeline.publish(run_dir, warehouse_dsn(run_dir))
 
     @task
     def report(run_dir: str) -> str:

@@ -33,3 +33,18 @@ def aws_session_for(conn_id: str, region: str) -> tuple[Any, str | None]:
 
     hook = AwsBaseHook(aws_conn_id=conn_id, client_type="sagemaker", region_name=region)
     return hook.get_session(region_name=region), hook.conn_config.get_service_endpoint_url(service_name="sagemaker")
+
+
+def warehouse_dsn(run_dir: str) -> str | None:
+    """The PostgreSQL DSN of the warehouse connection the run's config names (None for DuckDB)."""
+    import json
+    from pathlib import Path
+
+    settings = json.loads((Path(run_dir) / "plan.json").read_text()).get("warehouse") or {}
+    if settings.get("kind") != "postgres":
+        return None
+    from airflow.providers.postgres.hooks.postgres import PostgresHook
+
+    uri = PostgresHook(postgres_conn_id=settings["conn_id"]).get_uri()
+    # psycopg wants postgresql://; the hook may say postgres:// or add a SQLAlchemy driver.
+    return "postgresql://" + uri.split("://", 1)[1]

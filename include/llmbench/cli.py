@@ -169,10 +169,13 @@ def cmd_show(a: argparse.Namespace) -> int:
     from llmbench import warehouse
     from llmbench.config import ConfigError, make_run_key
 
-    db = Path(a.warehouse) if a.warehouse else paths.default_warehouse_path()
-    if not db.exists():
-        print(f"llmbench show: no warehouse at {db}", file=sys.stderr)
-        return 1
+    if a.warehouse and warehouse.is_postgres(a.warehouse):
+        db = a.warehouse
+    else:
+        db = Path(a.warehouse) if a.warehouse else paths.default_warehouse_path()
+        if not db.exists():
+            print(f"llmbench show: no warehouse at {db}", file=sys.stderr)
+            return 1
     if a.run_key:
         run_key = a.run_key
     elif a.config:
@@ -182,22 +185,22 @@ def cmd_show(a: argparse.Namespace) -> int:
             print(f"llmbench show: {e}", file=sys.stderr)
             return 2
     else:
-        latest = warehouse.query("SELECT run_key FROM llmbench.runs ORDER BY published_at DESC LIMIT 1", db_path=db)
+        latest = warehouse.query("SELECT run_key FROM llmbench.runs ORDER BY published_at DESC LIMIT 1", target=db)
         if latest.empty:
             print("llmbench show: the warehouse holds no run yet", file=sys.stderr)
             return 1
         run_key = latest["run_key"].iloc[0]
-    runs = warehouse.query("SELECT * FROM llmbench.runs WHERE run_key = ?", [run_key], db_path=db)
+    runs = warehouse.query("SELECT * FROM llmbench.runs WHERE run_key = ?", [run_key], target=db)
     if runs.empty:
         print(f"llmbench show: run key {run_key!r} is not in {db}", file=sys.stderr)
         return 1
     run = runs.iloc[0]
     pp = warehouse.query(
-        "SELECT * FROM llmbench.price_performance WHERE run_key = ? ORDER BY target_id, concurrency", [run_key], db_path=db
+        "SELECT * FROM llmbench.price_performance WHERE run_key = ? ORDER BY target_id, concurrency", [run_key], target=db
     )
     targets = warehouse.query(
         "SELECT target_id, status, failed_stage, error, validation_passed, raw_dir FROM llmbench.targets "
-        "WHERE run_key = ? ORDER BY target_id", [run_key], db_path=db
+        "WHERE run_key = ? ORDER BY target_id", [run_key], target=db
     )
     print(f"llmbench run {run_key}: {run['status']} ({run['targets_planned']} targets, "
           f"{run['targets_failed']} failed, {run['targets_validation_failed']} failed validation)\n")
@@ -206,7 +209,7 @@ def cmd_show(a: argparse.Namespace) -> int:
     for t in targets.to_dict("records"):
         if t["status"] != "succeeded":
             print(f"\nFAILED {t['target_id']} at {t['failed_stage']}: {t['error']}")
-    print(f"\nwarehouse:          {db}")
+    print(f"\nwarehouse:          {warehouse.redact(db)}")
     print(f"raw results:        {run['run_dir']}")
     print("validation results: " + ", ".join(
         str(Path(d) / "validation.json") for d in targets["raw_dir"] if (Path(d) / "validation.json").exists()
@@ -252,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--run-key")
     sh.add_argument("--config")
     sh.add_argument("--date", default=datetime.now(timezone.utc).date().isoformat())
-    sh.add_argument("--warehouse")
+    sh.add_argument("--warehouse", help="a DuckDB file (default .llmbench/warehouse.duckdb) or a postgresql:// DSN")
     sh.set_defaults(func=cmd_show)
     return p
 

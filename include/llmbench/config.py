@@ -58,8 +58,9 @@ class Slo(_Strict):
 
 
 class WarehouseSettings(_Strict):
-    kind: Literal["duckdb"] = "duckdb"
-    path: str | None = None  # default: <data folder>/warehouse.duckdb
+    kind: Literal["duckdb", "postgres"] = "duckdb"
+    path: str | None = None  # duckdb: default <data folder>/warehouse.duckdb
+    conn_id: str = "llmbench_warehouse"  # postgres: the Airflow connection to publish through
 
 
 class LocalServing(_Strict):
@@ -419,7 +420,7 @@ def plan(
         "backend": cfg.backend,
         "logical_date": str(logical_date)[:10],
         "planned_at": datetime.now(timezone.utc).isoformat(),
-        "warehouse_path": cfg.warehouse.path,
+        "warehouse": cfg.warehouse.model_dump(),
         "warnings": warnings,
         "estimated_endpoint_hours": sum(t["estimated_endpoint_hours"] for t in targets),
         "estimated_usd": sum(t["estimated_usd"] for t in targets),

@@ -304,16 +304,23 @@ def load_tables(run_dir: str) -> dict[str, Any]:
     return {t: pd.read_parquet(Path(run_dir) / "tables" / f"{t}.parquet") for t in TABLES}
 
 
-def publish(run_dir: str) -> dict[str, Any]:
-    """Write the run's tables to the warehouse the config names (default: the DuckDB file)."""
+def publish(run_dir: str, dsn: str | None = None) -> dict[str, Any]:
+    """Write the run's tables to the warehouse the config names: the DuckDB file (default), or
+    PostgreSQL through `dsn` (the DAG builds it from the config's Airflow connection)."""
     from llmbench import paths, warehouse
 
-    warehouse_path = json.loads((Path(run_dir) / "plan.json").read_text()).get("warehouse_path")
-    path = str(warehouse_path or paths.default_warehouse_path())
+    settings = json.loads((Path(run_dir) / "plan.json").read_text()).get("warehouse") or {}
+    if settings.get("kind") == "postgres":
+        if not dsn:
+            raise ValueError(f"warehouse kind postgres needs a DSN (connection {settings.get('conn_id')!r})")
+        target: str = dsn
+    else:
+        target = str(settings.get("path") or paths.default_warehouse_path())
     frames = load_tables(run_dir)
-    written = warehouse.publish(frames, path)
-    log.info("published %s to %s: %s", frames["runs"]["run_key"].iloc[0], path, written)
-    return {"warehouse": path, "rows": written}
+    written = warehouse.publish(frames, target)
+    where = warehouse.redact(target)
+    log.info("published %s to %s: %s", frames["runs"]["run_key"].iloc[0], where, written)
+    return {"warehouse": where, "rows": written}
 
 
 def report(run_dir: str) -> str:

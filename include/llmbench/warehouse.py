@@ -1,12 +1,16 @@
-"""The warehouse: DDL and the idempotent publish of one run key (DuckDB, the embedded default).
+"""The warehouse: DDL and the idempotent publish of one run key.
 
-publish() deletes the run key's rows and inserts the new ones in one transaction: publishing a run
-key again replaces it (backfills and re-runs never double-count), and a failure half-way rolls back
-to the previous state.
+Two engines, one code path: DuckDB (the embedded default, a file) and PostgreSQL (a DSN; Redshift
+speaks the same SQL for what we use). publish() deletes the run key's rows and inserts the new
+ones in one transaction: publishing a run key again replaces it (backfills and re-runs never
+double-count), and a failure half-way rolls back to the previous state. Values are always bound
+parameters, never formatted into SQL.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,55 +20,116 @@ SQL_DIR = paths.PACKAGE_DIR.parent / "sql"
 TABLES = ("runs", "targets", "levels", "requests", "price_performance")
 
 
-def connect(db_path: Path | str | None = None):
+def is_postgres(target: str | Path | None) -> bool:
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+def redact(target: str | Path) -> str:
+    """A warehouse reference safe for logs and XCom: a DSN loses its user and password."""
+    return re.sub(r"^(postgres(?:ql)?://)[^@/]*@", r"\1", str(target))
+
+
+def _ddl(postgres: bool) -> list[str]:
+    """The schema files' statements; DuckDB's DOUBLE is PostgreSQL's DOUBLE PRECISION."""
+    out = []
+    for sql_file in sorted(SQL_DIR.glob("*.sql")):
+        text = sql_file.read_text()
+        if postgres:
+            text = re.sub(r"\bDOUBLE\b", "DOUBLE PRECISION", text)
+        out.append(text)
+    return out
+
+
+def connect(target: Path | str | None = None):
+    """A DB-API connection with the schema applied. target: a DuckDB file path (default
+    <data folder>/warehouse.duckdb) or a postgresql:// DSN."""
+    if is_postgres(target):
+        import psycopg
+
+        con = psycopg.connect(str(target))
+        with con.transaction():
+            for stmt in _ddl(True):
+                con.execute(stmt)
+        return con
     import duckdb
 
-    path = Path(db_path) if db_path else paths.default_warehouse_path()
+    path = Path(target) if target else paths.default_warehouse_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(path))
-    apply_schema(con)
+    for stmt in _ddl(False):
+        con.execute(stmt)
     return con
 
 
-def apply_schema(con) -> None:
-    for sql_file in sorted(SQL_DIR.glob("*.sql")):
-        con.execute(sql_file.read_text())
+def _py(v: Any) -> Any:
+    """A frame cell as a plain Python value a driver binds (NaN/NaT -> NULL, numpy -> Python)."""
+    if v is None:
+        return None
+    if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):  # numpy scalars and arrays
+        v = v.tolist()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, list):
+        return [_py(x) for x in v]
+    if type(v).__name__ in ("Timestamp", "NaTType"):
+        return None if str(v) == "NaT" else v.to_pydatetime()
+    return v
 
 
-def publish(frames: dict[str, Any], db_path: Path | str | None = None) -> dict[str, int]:
+def _rows(df) -> tuple[list[str], list[tuple]]:
+    cols = list(df.columns)
+    return cols, [tuple(_py(v) for v in row) for row in df.itertuples(index=False, name=None)]
+
+
+def publish(frames: dict[str, Any], target: Path | str | None = None) -> dict[str, int]:
     """Replace the run key's rows in every table with `frames` (table name -> DataFrame), in one
     transaction. Returns rows written per table."""
     run_keys = set(frames["runs"]["run_key"])
     if len(run_keys) != 1:
         raise ValueError(f"publish takes exactly one run key, got {sorted(run_keys)}")
     (run_key,) = run_keys
-    con = connect(db_path)
+    pg = is_postgres(target)
+    mark = "%s" if pg else "?"
+    con = connect(target)
     written = {}
     try:
-        con.execute("BEGIN TRANSACTION")
+        if not pg:
+            con.execute("BEGIN TRANSACTION")
+        cur = con.cursor() if pg else con
         for table in TABLES:
-            con.execute(f"DELETE FROM llmbench.{table} WHERE run_key = ?", [run_key])
+            cur.execute(f"DELETE FROM llmbench.{table} WHERE run_key = {mark}", [run_key])
             df = frames.get(table)
             if df is None or df.empty:
                 written[table] = 0
                 continue
-            con.register("frame", df)
-            con.execute(f"INSERT INTO llmbench.{table} BY NAME SELECT * FROM frame")
-            con.unregister("frame")
+            if pg:
+                cols, rows = _rows(df)
+                names = ", ".join(f'"{c}"' for c in cols)  # column names come from our own frames
+                cur.executemany(f"INSERT INTO llmbench.{table} ({names}) VALUES ({', '.join(['%s'] * len(cols))})", rows)
+            else:  # DuckDB reads the frame itself (columnar, fast); BY NAME matches columns
+                con.register("frame", df)
+                con.execute(f"INSERT INTO llmbench.{table} BY NAME SELECT * FROM frame")
+                con.unregister("frame")
             written[table] = len(df)
-        con.execute("COMMIT")
+        con.commit() if pg else con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        con.rollback() if pg else con.execute("ROLLBACK")
         raise
     finally:
         con.close()
     return written
 
 
-def query(sql: str, params: list | None = None, db_path: Path | str | None = None):
-    """Run a read query against the warehouse and return a DataFrame."""
-    con = connect(db_path)
+def query(sql: str, params: list | None = None, target: Path | str | None = None):
+    """Run a read query against the warehouse and return a DataFrame. Placeholders are `?` on
+    both engines."""
+    import pandas as pd
+
+    con = connect(target)
     try:
+        if is_postgres(target):
+            cur = con.execute(sql.replace("?", "%s"), params or [])
+            return pd.DataFrame(cur.fetchall(), columns=[d.name for d in cur.description])
         return con.execute(sql, params or []).fetchdf()
     finally:
         con.close()

@@ -81,3 +81,34 @@ def test_failed_target_is_recorded_others_publish_and_run_fails(airflow_env, tmp
     assert rows(airflow_env, "SELECT count(*) FROM llmbench.levels WHERE run_key = ? AND target_id = ?",
                 "faulty-2026-11-16", good["id"]) == [(1,)]
     assert rows(airflow_env, "SELECT status FROM llmbench.runs WHERE run_key = ?", "faulty-2026-11-16") == [("partial",)]
+
+
+def test_dag_publishes_to_postgresql_through_an_airflow_connection(airflow_env, tmp_path):
+    import uuid
+
+    import psycopg
+
+    admin = "postgresql://postgres@127.0.0.1:5432/postgres"
+    name = f"llmbench_dag_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    try:
+        cfg = yaml.safe_load((paths.CONFIG_DIR / "local.yaml").read_text())
+        cfg["name"] = "pgrun"
+        cfg["warehouse"] = {"kind": "postgres", "conn_id": "llmbench_warehouse"}
+        path = tmp_path / "pgrun.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        env = {**airflow_env, "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": f"postgres://postgres@127.0.0.1:5432/{name}"}
+        conf = {"config": str(path), "targets": [cfg["targets"][1]["id"]], "concurrency": [1, 2],
+                "requests_per_level": 2}
+        r = dags_test(env, "2026-11-02", conf)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{name}") as con:
+            counts = {t: con.execute(f"SELECT count(*) FROM llmbench.{t} WHERE run_key = 'pgrun-2026-11-02'").fetchone()[0]
+                      for t in ("runs", "targets", "levels", "requests", "price_performance")}
+            assert counts == {"runs": 1, "targets": 1, "levels": 2, "requests": 4, "price_performance": 2}
+            (tps,), = con.execute("SELECT min(output_tokens_per_s) FROM llmbench.levels").fetchall()
+            assert tps > 0
+    finally:
+        with psycopg.connect(admin, autocommit=True) as con:
+            con.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
