@@ -189,8 +189,16 @@ def _target_row(run: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
 
 def _price_rows(run: dict[str, Any], target: dict[str, Any], levels, validation_passed) -> list[dict[str, Any]]:
     slo, bound = target["slo"], target["validation"]["max_error_rate"]
+    usd_h = float(target["usd_per_hour"])
+    apis = pricing.api_prices()
+    api = apis["apis"][apis["default_api"]]
+    break_even = pricing.break_even_output_tokens_per_s(
+        usd_h, api["usd_per_m_input"], api["usd_per_m_output"], apis["input_tokens_per_output_token"])
     rows = []
     for lv in levels.to_dict("records"):
+        out_tps = lv["output_tokens_per_s"]
+        total_tps = (out_tps or 0) + (lv["input_tokens_mean"] or 0) * (lv["requests_per_s"] or 0) if out_tps else None
+        decode_per_stream = 1000 / lv["tpot_ms_p50"] if lv["tpot_ms_p50"] else None
         meets = (
             lv["ttft_ms_p90"] is not None
             and lv["tpot_ms_p90"] is not None
@@ -223,6 +231,14 @@ def _price_rows(run: dict[str, Any], target: dict[str, Any], levels, validation_
                 "error_rate": lv["error_rate"],
                 "meets_slo": bool(meets),
                 "validation_passed": validation_passed,
+                "total_tokens_per_s": total_tps,
+                "usd_per_m_total_tokens": pricing.usd_per_million_tokens(usd_h, total_tps),
+                "roofline_tokens_per_s": target.get("roofline_tokens_per_s"),
+                "decode_tokens_per_s_per_stream": decode_per_stream,
+                "roofline_efficiency": pricing.roofline_efficiency(decode_per_stream, target.get("roofline_tokens_per_s")),
+                "break_even_api": apis["default_api"],
+                "break_even_output_tokens_per_s": break_even,
+                "beats_api": bool(out_tps is not None and out_tps >= break_even),
             }
         )
     return rows

@@ -38,3 +38,20 @@ def benchmark_cost_usd(usd_per_hour: float, endpoint_seconds: float | None) -> f
     if endpoint_seconds is None:
         return None
     return usd_per_hour * endpoint_seconds / SECONDS_PER_HOUR
+
+
+def roofline_efficiency(decode_tokens_per_s: float | None, roofline_tokens_per_s: float | None) -> float | None:
+    """Measured single-stream decode rate / the bandwidth ceiling (memory bandwidth / bytes of
+    active weights per token). None where either is unknown (a CPU target has no GPU roofline)."""
+    if not decode_tokens_per_s or not roofline_tokens_per_s:
+        return None
+    return decode_tokens_per_s / roofline_tokens_per_s
+
+
+def api_prices() -> dict:
+    """The per-token API price table (catalog/api_prices.yaml)."""
+    import yaml
+
+    from llmbench import paths
+
+    return yaml.safe_load((paths.CATALOG_DIR / "api_prices.yaml").read_text())

@@ -106,3 +106,49 @@ def test_requests_with_lists_and_nulls_round_trip(db):
                           "ORDER BY request_index", target=db)
     assert got["ok"].tolist() == [True, False] and got["error_kind"].tolist()[1] == "timeout"
     assert list(got["itl_ms"][0]) == [1.0, 2.5] and pd.isna(got["ttft_ms"][1])
+
+
+def _pp_run(run_key, date, rows, cost=None):
+    """A run with price_performance rows: (target_id, model, instance, concurrency, tps, usd_h, meets_slo)."""
+    f = frames(run_key)
+    f["runs"]["logical_date"] = date
+    f["runs"]["benchmark_cost_usd"] = cost
+    f["price_performance"] = pd.DataFrame([{
+        "run_key": run_key, "target_id": t, "concurrency": c, "logical_date": date, "instance_type": inst,
+        "model": m, "serving_config": "cfg", "usd_per_hour": usd_h, "output_tokens_per_s": tps,
+        "usd_per_m_output_tokens": usd_h / (tps * 3600) * 1e6, "ttft_ms_p90": 100.0, "tpot_ms_p90": 20.0,
+        "meets_slo": ok, "validation_passed": True,
+    } for t, m, inst, c, tps, usd_h, ok in rows])
+    f["targets"] = pd.DataFrame([{
+        "run_key": run_key, "target_id": t, "label": t, "backend": "sagemaker", "instance_type": inst, "model": m,
+        "precision": "bf16", "serving_config": "cfg", "serving_json": "{}", "workload_json": "{}",
+        "usd_per_hour": usd_h, "status": "succeeded", "raw_dir": "/r", "endpoint_seconds": 1800.0,
+        "benchmark_cost_usd": usd_h / 2,
+    } for t, m, inst, usd_h in sorted({(r[0], r[1], r[2], r[5]) for r in rows})])
+    return f
+
+
+def test_bi_views_answer_the_questions(db):
+    week1 = [("g6e", "qwen", "ml.g6e.12xlarge", 1, 100.0, 13.12, True),
+             ("g6e", "qwen", "ml.g6e.12xlarge", 16, 1000.0, 13.12, True),
+             ("g7e", "qwen", "ml.g7e.2xlarge", 16, 500.0, 4.20, True),
+             ("g7e", "qwen", "ml.g7e.2xlarge", 64, 900.0, 4.20, False)]   # cheapest, but misses the SLO
+    week2 = [("g6e", "qwen", "ml.g6e.12xlarge", 1, 100.0, 13.12, True),
+             ("g6e", "qwen", "ml.g6e.12xlarge", 16, 800.0, 13.12, True),   # -20 %: a regression
+             ("g7e", "qwen", "ml.g7e.2xlarge", 16, 520.0, 4.20, True),
+             ("g7e", "qwen", "ml.g7e.2xlarge", 64, 950.0, 4.20, False)]
+    warehouse.publish(_pp_run("w1", "2026-11-23", week1), db)
+    warehouse.publish(_pp_run("w2", "2026-11-30", week2), db)
+
+    latest = warehouse.query("SELECT DISTINCT run_key FROM llmbench.v_latest_price_performance", target=db)
+    assert latest["run_key"].tolist() == ["w2"]
+    best = warehouse.query("SELECT model, instance_type, concurrency FROM llmbench.v_best_under_slo", target=db)
+    assert best.values.tolist() == [["qwen", "ml.g7e.2xlarge", 16]]  # $2.24/M at 520 tok/s, within the SLO
+    wow = warehouse.query("SELECT target_id, concurrency, regression, output_tokens_per_s_change "
+                          "FROM llmbench.v_week_over_week ORDER BY target_id, concurrency", target=db)
+    assert wow["regression"].tolist() == [False, True, False, False]
+    assert wow["output_tokens_per_s_change"][1] == pytest.approx(-0.2)
+    cost = warehouse.query("SELECT run_key, endpoint_hours, benchmark_cost_usd FROM llmbench.v_benchmark_cost "
+                           "ORDER BY run_key", target=db)
+    assert cost["endpoint_hours"].tolist() == [1.0, 1.0]  # two targets x 1800 s
+    assert cost["benchmark_cost_usd"][0] == pytest.approx((13.12 + 4.20) / 2)

@@ -1,0 +1,51 @@
+-- BI views. Every view reads only published rows; "latest" means the latest logical date.
+
+-- Latest price-performance per model x instance type x serving configuration, every level.
+CREATE OR REPLACE VIEW llmbench.v_latest_price_performance AS
+SELECT pp.*
+FROM llmbench.price_performance pp
+JOIN (
+    SELECT model, instance_type, serving_config, max(logical_date) AS logical_date
+    FROM llmbench.price_performance
+    GROUP BY model, instance_type, serving_config
+) latest USING (model, instance_type, serving_config, logical_date);
+
+-- The cheapest tokens per model under the SLO, from the latest results of each configuration.
+CREATE OR REPLACE VIEW llmbench.v_best_under_slo AS
+SELECT model, instance_type, serving_config, concurrency, usd_per_m_output_tokens, output_tokens_per_s,
+       ttft_ms_p90, tpot_ms_p90, usd_per_hour, logical_date, run_key
+FROM (
+    SELECT v.*, row_number() OVER (PARTITION BY model ORDER BY usd_per_m_output_tokens) AS rank_in_model
+    FROM llmbench.v_latest_price_performance v
+    WHERE meets_slo AND validation_passed AND usd_per_m_output_tokens IS NOT NULL
+) ranked
+WHERE rank_in_model = 1;
+
+-- Week-over-week change per target and concurrency: each run against the previous run of the
+-- same target (same config name). A regression is throughput down, or $/M up, by more than 10 %.
+CREATE OR REPLACE VIEW llmbench.v_week_over_week AS
+SELECT run_key, target_id, concurrency, logical_date, previous_logical_date,
+       output_tokens_per_s, previous_output_tokens_per_s,
+       output_tokens_per_s / previous_output_tokens_per_s - 1 AS output_tokens_per_s_change,
+       usd_per_m_output_tokens, previous_usd_per_m_output_tokens,
+       usd_per_m_output_tokens / previous_usd_per_m_output_tokens - 1 AS usd_per_m_output_tokens_change,
+       (output_tokens_per_s / previous_output_tokens_per_s - 1 < -0.10
+        OR usd_per_m_output_tokens / previous_usd_per_m_output_tokens - 1 > 0.10) AS regression
+FROM (
+    SELECT pp.*,
+           lag(logical_date) OVER w AS previous_logical_date,
+           lag(output_tokens_per_s) OVER w AS previous_output_tokens_per_s,
+           lag(usd_per_m_output_tokens) OVER w AS previous_usd_per_m_output_tokens
+    FROM llmbench.price_performance pp
+    WINDOW w AS (PARTITION BY target_id, instance_type, serving_config, concurrency ORDER BY logical_date)
+) t
+WHERE previous_logical_date IS NOT NULL;
+
+-- What each benchmark run cost (endpoint-seconds x $/hour, summed over its targets).
+CREATE OR REPLACE VIEW llmbench.v_benchmark_cost AS
+SELECT r.run_key, r.config_name, r.logical_date, r.status, r.targets_planned, r.targets_failed,
+       sum(t.endpoint_seconds) / 3600 AS endpoint_hours,
+       sum(t.benchmark_cost_usd) AS benchmark_cost_usd
+FROM llmbench.runs r
+LEFT JOIN llmbench.targets t USING (run_key)
+GROUP BY r.run_key, r.config_name, r.logical_date, r.status, r.targets_planned, r.targets_failed;
