@@ -120,6 +120,39 @@ def publish(frames: dict[str, Any], target: Path | str | None = None) -> dict[st
     return written
 
 
+SUMMARY_SQL = """
+SELECT v.model, v.instance_type, v.serving_config, v.concurrency, v.logical_date, v.run_key,
+       v.output_tokens_per_s, v.usd_per_m_output_tokens, v.ttft_ms_p90, v.tpot_ms_p90, v.meets_slo,
+       v.validation_passed, b.model IS NOT NULL AS best_for_model
+FROM llmbench.v_latest_price_performance v
+LEFT JOIN llmbench.v_best_under_slo b
+  ON b.model = v.model AND b.instance_type = v.instance_type AND b.serving_config = v.serving_config
+ AND b.concurrency = v.concurrency
+"""
+
+
+def refresh_summary(target: Path | str | None = None) -> int:
+    """Rebuild llmbench.dashboard_summary (the latest price-performance of every configuration,
+    the best-under-SLO one flagged) in one transaction, for dashboards that want a plain table.
+    Returns its row count."""
+    pg = is_postgres(target)
+    con = connect(target)
+    try:
+        if not pg:
+            con.execute("BEGIN TRANSACTION")
+        con.execute(f"CREATE TABLE IF NOT EXISTS llmbench.dashboard_summary AS {SUMMARY_SQL} LIMIT 0")
+        con.execute("DELETE FROM llmbench.dashboard_summary")
+        con.execute(f"INSERT INTO llmbench.dashboard_summary {SUMMARY_SQL}")
+        n = con.execute("SELECT count(*) FROM llmbench.dashboard_summary").fetchone()[0]
+        con.commit() if pg else con.execute("COMMIT")
+        return int(n)
+    except Exception:
+        con.rollback() if pg else con.execute("ROLLBACK")
+        raise
+    finally:
+        con.close()
+
+
 def query(sql: str, params: list | None = None, target: Path | str | None = None):
     """Run a read query against the warehouse and return a DataFrame. Placeholders are `?` on
     both engines."""

@@ -152,3 +152,12 @@ def test_bi_views_answer_the_questions(db):
                            "ORDER BY run_key", target=db)
     assert cost["endpoint_hours"].tolist() == [1.0, 1.0]  # two targets x 1800 s
     assert cost["benchmark_cost_usd"][0] == pytest.approx((13.12 + 4.20) / 2)
+
+
+def test_dashboard_summary_refresh_is_repeatable(db):
+    warehouse.publish(_pp_run("w1", "2026-11-23", [("g7e", "qwen", "ml.g7e.2xlarge", 16, 500.0, 4.20, True),
+                                                   ("g6e", "qwen", "ml.g6e.12xlarge", 16, 1000.0, 13.12, True)]), db)
+    assert warehouse.refresh_summary(db) == 2
+    assert warehouse.refresh_summary(db) == 2  # rebuilt, not appended
+    best = warehouse.query("SELECT instance_type FROM llmbench.dashboard_summary WHERE best_for_model", target=db)
+    assert best["instance_type"].tolist() == ["ml.g7e.2xlarge"]
