@@ -99,3 +99,19 @@ def test_lmi_environment():
     env = container_environment(t)
     assert env["HF_MODEL_ID"] == "Qwen/Qwen3-32B" and env["OPTION_TENSOR_PARALLEL_DEGREE"] == "4"
     assert env["OPTION_ASYNC_MODE"] == "true" and env["OPTION_ENABLE_PREFIX_CACHING"] == "true"
+
+
+def test_endpoint_that_fails_reports_its_failure_reason(aws, tmp_path):  # noqa: F811
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.sagemaker.models import sagemaker_backends
+
+    backend = SageMakerBackend(aws)
+    handle = backend.deploy(seed_target(tmp_path), tmp_path)
+    fake = sagemaker_backends[DEFAULT_ACCOUNT_ID]["us-west-2"].endpoints[handle["endpoint_name"]]
+    fake.endpoint_status, fake.failure_reason = "Failed", "CUDA driver version is insufficient for CUDA runtime"
+    try:
+        with pytest.raises(DeployError, match="CUDA driver version is insufficient"):
+            backend.wait_ready(handle, 5)
+    finally:
+        backend.teardown(handle)  # the DAG's teardown runs after a failed wait_ready
+    assert remaining(aws) == []
