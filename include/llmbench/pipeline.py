@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import traceback
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -195,7 +196,9 @@ def _price_rows(run: dict[str, Any], target: dict[str, Any], levels, validation_
     break_even = pricing.break_even_output_tokens_per_s(
         usd_h, api["usd_per_m_input"], api["usd_per_m_output"], apis["input_tokens_per_output_token"])
     rows = []
-    for lv in levels.to_dict("records"):
+    for raw in levels.to_dict("records"):
+        # Parquet gives NaN for a metric a level could not have (no successful request): None here.
+        lv = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in raw.items()}
         out_tps = lv["output_tokens_per_s"]
         total_tps = (out_tps or 0) + (lv["input_tokens_mean"] or 0) * (lv["requests_per_s"] or 0) if out_tps else None
         decode_per_stream = 1000 / lv["tpot_ms_p50"] if lv["tpot_ms_p50"] else None
@@ -215,14 +218,12 @@ def _price_rows(run: dict[str, Any], target: dict[str, Any], levels, validation_
                 "instance_type": target["instance_type"],
                 "model": target["model"],
                 "serving_config": target["serving_config"],
-                "usd_per_hour": float(target["usd_per_hour"]),
+                "usd_per_hour": usd_h,
                 "price_source": target["price_source"],
-                "output_tokens_per_s": lv["output_tokens_per_s"],
+                "output_tokens_per_s": out_tps,
                 "requests_per_s": lv["requests_per_s"],
-                "usd_per_m_output_tokens": pricing.usd_per_million_tokens(
-                    float(target["usd_per_hour"]), lv["output_tokens_per_s"]
-                ),
-                "monthly_usd": pricing.monthly_usd(float(target["usd_per_hour"])),
+                "usd_per_m_output_tokens": pricing.usd_per_million_tokens(usd_h, out_tps),
+                "monthly_usd": pricing.monthly_usd(usd_h),
                 "ttft_ms_p50": lv["ttft_ms_p50"],
                 "ttft_ms_p90": lv["ttft_ms_p90"],
                 "tpot_ms_p50": lv["tpot_ms_p50"],
