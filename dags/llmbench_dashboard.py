@@ -20,14 +20,10 @@ def llmbench_dashboard():
     @task
     def refresh_summary() -> int:
         from llmbench import warehouse
+        from llmbench_airflow import postgres_dsn
 
         conn_id = get_current_context()["params"]["warehouse_conn_id"]
-        dsn = None
-        if conn_id:
-            from airflow.providers.postgres.hooks.postgres import PostgresHook
-
-            dsn = "postgresql://" + PostgresHook(postgres_conn_id=conn_id).get_uri().split("://", 1)[1]
-        return warehouse.refresh_summary(dsn)
+        return warehouse.refresh_summary(postgres_dsn(conn_id) if conn_id else None)
 
     refresh_summary()
 

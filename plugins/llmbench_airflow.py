@@ -43,8 +43,13 @@ def warehouse_dsn(run_dir: str) -> str | None:
     settings = json.loads((Path(run_dir) / "plan.json").read_text()).get("warehouse") or {}
     if settings.get("kind") != "postgres":
         return None
+    return postgres_dsn(settings["conn_id"])
+
+
+def postgres_dsn(conn_id: str) -> str:
+    """A psycopg DSN for an Airflow PostgreSQL connection."""
     from airflow.providers.postgres.hooks.postgres import PostgresHook
 
-    uri = PostgresHook(postgres_conn_id=settings["conn_id"]).get_uri()
+    uri = PostgresHook(postgres_conn_id=conn_id).get_uri()
     # psycopg wants postgresql://; the hook may say postgres:// or add a SQLAlchemy driver.
     return "postgresql://" + uri.split("://", 1)[1]

@@ -96,19 +96,22 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     finally:
         if handle is not None:
             backend.teardown(handle)
+    return _summarise(result)
+
+
+def _summarise(result) -> int:
+    """Print a sweep's level table and files; exit status 0 if every request succeeded, else 3."""
     import pandas as pd
 
     _print_frame(pd.DataFrame(result.levels), LEVEL_COLUMNS)
     print(f"\nrequests: {result.requests_path}\nlevels:   {result.levels_path}")
-    failed = sum(lv["requests_failed"] for lv in result.levels)
-    return 0 if failed == 0 else 3
+    return 0 if sum(lv["requests_failed"] for lv in result.levels) == 0 else 3
 
 
 def _sweep_existing_sagemaker(a: argparse.Namespace, workload: dict, out: Path) -> int:
     """Drive an existing SageMaker endpoint (nothing is deployed or deleted); credentials come from
     the standard AWS chain (environment, profile, instance role)."""
     import boto3
-    import pandas as pd
 
     from llmbench.loadgen import Endpoint, run_sweep, run_warmup
     from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
@@ -129,10 +132,7 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: dict, out: Path) 
     except RuntimeError as e:
         print(f"llmbench sweep: {e}", file=sys.stderr)
         return 1
-    result = run_sweep(endpoint, workload, out, progress=_say)
-    _print_frame(pd.DataFrame(result.levels), LEVEL_COLUMNS)
-    print(f"\nrequests: {result.requests_path}\nlevels:   {result.levels_path}")
-    return 0 if sum(lv["requests_failed"] for lv in result.levels) == 0 else 3
+    return _summarise(run_sweep(endpoint, workload, out, progress=_say))
 
 
 def cmd_plan(a: argparse.Namespace) -> int:
