@@ -119,3 +119,14 @@ def meets_slo(record: dict[str, Any], slo_ttft_ms: float, slo_tpot_ms: float) ->
         and record["ttft_ms"] <= slo_ttft_ms
         and (record["tpot_ms"] is None or record["tpot_ms"] <= slo_tpot_ms)
     )
+
+
+def knee_concurrency(levels: Sequence[dict[str, Any]], fraction: float = 0.9) -> int | None:
+    """The knee of the latency-throughput curve: the lowest concurrency that reaches `fraction` of
+    the best output throughput. Beyond it, more concurrency buys mostly latency."""
+    rated = [(lv["concurrency"], lv["output_tokens_per_s"]) for lv in levels
+             if lv.get("output_tokens_per_s") is not None and lv["output_tokens_per_s"] == lv["output_tokens_per_s"]]
+    if not rated:
+        return None
+    best = max(tps for _, tps in rated)
+    return min(c for c, tps in rated if tps >= fraction * best)

@@ -34,6 +34,39 @@ def _plot(levels, y: str, ylabel: str, title: str) -> str:
     return f'<img alt="{html.escape(title)}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
 
 
+def _frontier(levels) -> str:
+    """Throughput against latency, one curve per target, each level labelled with its
+    concurrency and the knee circled."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from llmbench.metrics import knee_concurrency
+
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=100)
+    for target_id, g in levels.sort_values("concurrency").groupby("target_id"):
+        (line,) = ax.plot(g["e2e_ms_p50"], g["output_tokens_per_s"], marker="o", label=target_id)
+        for _, row in g.iterrows():
+            ax.annotate(f"c={int(row['concurrency'])}", (row["e2e_ms_p50"], row["output_tokens_per_s"]),
+                        textcoords="offset points", xytext=(4, 4), fontsize=7)
+        knee = knee_concurrency(g.to_dict("records"))
+        if knee is not None:
+            k = g[g["concurrency"] == knee].iloc[0]
+            ax.scatter([k["e2e_ms_p50"]], [k["output_tokens_per_s"]], s=200, facecolors="none",
+                       edgecolors=line.get_color(), linewidths=2, label=f"{target_id} knee (c={knee})")
+    ax.set_xlabel("end-to-end latency p50 (ms)")
+    ax.set_ylabel("output tokens/s")
+    ax.set_title("Throughput against latency (knee circled)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return f'<img alt="Throughput against latency" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+
+
 def _table(df, columns: list[str]) -> str:
     cols = [c for c in columns if c in df.columns]
     return df[cols].to_html(index=False, float_format=lambda v: f"{v:,.3f}", na_rep="-", border=0, classes="t")
@@ -63,12 +96,14 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
             _plot(levels, "ttft_ms_p50", "ms", "TTFT p50"),
             _plot(levels, "ttft_ms_p99", "ms", "TTFT p99"),
             _plot(levels, "tpot_ms_p50", "ms", "TPOT p50"),
+            _frontier(levels),
         ]
     if not pp.empty:
         parts += [
             _plot(pp, "usd_per_m_output_tokens", "$ per million output tokens", "Price-performance"),
             "<h2>Price-performance</h2>",
             _table(pp, ["target_id", "concurrency", "usd_per_hour", "output_tokens_per_s", "usd_per_m_output_tokens",
+                        "usd_per_m_total_tokens", "break_even_output_tokens_per_s", "roofline_efficiency",
                         "ttft_ms_p50", "ttft_ms_p90", "tpot_ms_p50", "error_rate", "meets_slo", "best_under_slo",
                         "validation_passed"]),
         ]

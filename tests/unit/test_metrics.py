@@ -69,3 +69,10 @@ def test_summarize_level_all_failed_has_no_throughput():
     assert row["error_rate"] == 1 and row["output_tokens_per_s"] == 0
     assert row["ttft_ms_p50"] is None and row["goodput_rps"] is None
     assert not math.isnan(row["window_s"])
+
+
+def test_knee_is_the_lowest_level_near_the_best_throughput():
+    levels = [{"concurrency": c, "output_tokens_per_s": t} for c, t in ((1, 40), (2, 70), (4, 92), (8, 100), (16, 101))]
+    assert metrics.knee_concurrency(levels) == 4  # 92 >= 0.9 * 101
+    assert metrics.knee_concurrency(levels, fraction=0.99) == 8
+    assert metrics.knee_concurrency([{"concurrency": 1, "output_tokens_per_s": None}]) is None
