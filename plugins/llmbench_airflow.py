@@ -16,22 +16,28 @@ def backend_kwargs(target: dict[str, Any]) -> dict[str, Any]:
     connection extra `execution_role_arn` (the config's sagemaker.role_arn wins)."""
     if target["backend"] != "sagemaker":
         return {}
-    from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
-
     sm = target["sagemaker"]
-    hook = AwsBaseHook(aws_conn_id=sm["aws_conn_id"], client_type="sagemaker", region_name=sm["region"])
+    hook = _sagemaker_hook(sm["aws_conn_id"], sm["region"])
+    session, endpoint_url = _session_and_endpoint(hook, sm["region"])
     return {
-        "session": hook.get_session(region_name=sm["region"]),
-        "endpoint_url": hook.conn_config.get_service_endpoint_url(service_name="sagemaker"),
+        "session": session,
+        "endpoint_url": endpoint_url,
         "role_arn": sm.get("role_arn") or hook.conn_config.extra_config.get("execution_role_arn"),
     }
 
 
 def aws_session_for(conn_id: str, region: str) -> tuple[Any, str | None]:
     """(boto3 session, sagemaker endpoint override) for an AWS connection: the janitor's inputs."""
+    return _session_and_endpoint(_sagemaker_hook(conn_id, region), region)
+
+
+def _sagemaker_hook(conn_id: str, region: str):
     from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
 
-    hook = AwsBaseHook(aws_conn_id=conn_id, client_type="sagemaker", region_name=region)
+    return AwsBaseHook(aws_conn_id=conn_id, client_type="sagemaker", region_name=region)
+
+
+def _session_and_endpoint(hook, region: str) -> tuple[Any, str | None]:
     return hook.get_session(region_name=region), hook.conn_config.get_service_endpoint_url(service_name="sagemaker")
 
 

@@ -198,10 +198,7 @@ async def send_one(
         return send_ns, time.perf_counter_ns(), status, lines, None, None
     except asyncio.TimeoutError:
         return send_ns, time.perf_counter_ns(), status, lines, "timeout", f"no complete response within {timeout_s}s"
-    except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as e:
-        kind = "stream_error" if status is not None else "connection"
-        return send_ns, time.perf_counter_ns(), status, lines, kind, f"{type(e).__name__}: {e}"[:300]
-    except aiohttp.ClientError as e:
+    except aiohttp.ClientError as e:  # payload errors and disconnects included
         kind = "stream_error" if status is not None else "connection"
         return send_ns, time.perf_counter_ns(), status, lines, kind, f"{type(e).__name__}: {e}"[:300]
     except OSError as e:

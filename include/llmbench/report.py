@@ -9,14 +9,30 @@ from pathlib import Path
 from typing import Any
 
 
-def _plot(levels, y: str, ylabel: str, title: str) -> str:
+def _axes():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(6, 3.6), dpi=100)
+
+
+def _img(fig, title: str) -> str:
+    """The figure as an inline PNG <img>, titled; the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return f'<img alt="{html.escape(title)}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+
+
+def _plot(levels, y: str, ylabel: str, title: str) -> str:
     import matplotlib.ticker
 
-    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=100)
+    fig, ax = _axes()
     for target_id, g in levels.sort_values("concurrency").groupby("target_id"):
         ax.plot(g["concurrency"], g[y], marker="o", label=target_id)
     ax.set_xscale("log", base=2)
@@ -27,24 +43,15 @@ def _plot(levels, y: str, ylabel: str, title: str) -> str:
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return f'<img alt="{html.escape(title)}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+    return _img(fig, title)
 
 
 def _frontier(levels) -> str:
     """Throughput against latency, one curve per target, each level labelled with its
     concurrency and the knee circled."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from llmbench.metrics import knee_concurrency
 
-    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=100)
+    fig, ax = _axes()
     for target_id, g in levels.sort_values("concurrency").groupby("target_id"):
         (line,) = ax.plot(g["e2e_ms_p50"], g["output_tokens_per_s"], marker="o", label=target_id)
         for _, row in g.iterrows():
@@ -60,11 +67,7 @@ def _frontier(levels) -> str:
     ax.set_title("Throughput against latency (knee circled)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return f'<img alt="Throughput against latency" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+    return _img(fig, "Throughput against latency")
 
 
 def _table(df, columns: list[str]) -> str:

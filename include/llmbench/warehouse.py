@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from llmbench import paths
 
@@ -81,6 +82,24 @@ def _rows(df) -> tuple[list[str], list[tuple]]:
     return cols, [tuple(_py(v) for v in row) for row in df.itertuples(index=False, name=None)]
 
 
+@contextmanager
+def transaction(target: Path | str | None = None) -> Iterator[Any]:
+    """A connection inside one transaction: committed if the block succeeds, rolled back (and
+    re-raised) if it fails; closed either way. The same on DuckDB and PostgreSQL."""
+    pg = is_postgres(target)
+    con = connect(target)
+    try:
+        if not pg:
+            con.execute("BEGIN TRANSACTION")
+        yield con
+        con.commit() if pg else con.execute("COMMIT")
+    except Exception:
+        con.rollback() if pg else con.execute("ROLLBACK")
+        raise
+    finally:
+        con.close()
+
+
 def publish(frames: dict[str, Any], target: Path | str | None = None) -> dict[str, int]:
     """Replace the run key's rows in every table with `frames` (table name -> DataFrame), in one
     transaction. Returns rows written per table."""
@@ -90,11 +109,8 @@ def publish(frames: dict[str, Any], target: Path | str | None = None) -> dict[st
     (run_key,) = run_keys
     pg = is_postgres(target)
     mark = "%s" if pg else "?"
-    con = connect(target)
     written = {}
-    try:
-        if not pg:
-            con.execute("BEGIN TRANSACTION")
+    with transaction(target) as con:
         cur = con.cursor() if pg else con
         for table in TABLES:
             cur.execute(f"DELETE FROM llmbench.{table} WHERE run_key = {mark}", [run_key])
@@ -111,12 +127,6 @@ def publish(frames: dict[str, Any], target: Path | str | None = None) -> dict[st
                 con.execute(f"INSERT INTO llmbench.{table} BY NAME SELECT * FROM frame")
                 con.unregister("frame")
             written[table] = len(df)
-        con.commit() if pg else con.execute("COMMIT")
-    except Exception:
-        con.rollback() if pg else con.execute("ROLLBACK")
-        raise
-    finally:
-        con.close()
     return written
 
 
@@ -135,22 +145,11 @@ def refresh_summary(target: Path | str | None = None) -> int:
     """Rebuild llmbench.dashboard_summary (the latest price-performance of every configuration,
     the best-under-SLO one flagged) in one transaction, for dashboards that want a plain table.
     Returns its row count."""
-    pg = is_postgres(target)
-    con = connect(target)
-    try:
-        if not pg:
-            con.execute("BEGIN TRANSACTION")
+    with transaction(target) as con:
         con.execute(f"CREATE TABLE IF NOT EXISTS llmbench.dashboard_summary AS {SUMMARY_SQL} LIMIT 0")
         con.execute("DELETE FROM llmbench.dashboard_summary")
         con.execute(f"INSERT INTO llmbench.dashboard_summary {SUMMARY_SQL}")
-        n = con.execute("SELECT count(*) FROM llmbench.dashboard_summary").fetchone()[0]
-        con.commit() if pg else con.execute("COMMIT")
-        return int(n)
-    except Exception:
-        con.rollback() if pg else con.execute("ROLLBACK")
-        raise
-    finally:
-        con.close()
+        return int(con.execute("SELECT count(*) FROM llmbench.dashboard_summary").fetchone()[0])
 
 
 def query(sql: str, params: list | None = None, target: Path | str | None = None):
