@@ -43,7 +43,7 @@ server: venv
 airflow-db: venv
 	@mkdir -p $(AIRFLOW_HOME)
 	@$(BIN)/airflow db migrate >$(AIRFLOW_HOME)/db-migrate.log 2>&1 || { tail -20 $(AIRFLOW_HOME)/db-migrate.log; exit 1; }
-	@$(BIN)/airflow pools set llmbench_local 1 "the local machine: one target measures at a time" >/dev/null
+	@$(BIN)/airflow pools import deploy/pools.json >/dev/null
 
 run: server airflow-db
 	@scripts/run_dag.sh "$(DATE)" "$(CONFIG)"

@@ -3,6 +3,9 @@
 plan -> [per target: deploy (setup) -> wait_ready -> warm_up -> sweep -> validate; teardown]
      -> price_performance -> publish (Asset) -> report -> check
 
+The per-target chain exists twice, as mapped task groups `local` and `sagemaker`, because the
+two need different capacity controls (pools, rescheduling waits); a run fills one of them.
+
 Wiring only: every task calls one function of llmbench.pipeline, imported inside the task so the
 scheduler parses this file without the library's heavy dependencies.
 """
@@ -12,11 +15,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Asset, Param, dag, get_current_context, setup, task, task_group, teardown
+from airflow.sdk import Asset, Param, PokeReturnValue, dag, get_current_context, setup, task, task_group, teardown
 
-# One pool slot for the local machine: targets share its two cores, so their measurements must
-# not overlap. `make run` and the tests create it (airflow pools set llmbench_local 1 ...).
+# Pools (created by `make airflow-db`, the tests and the compose init service from
+# deploy/pools.json). llmbench_local: one slot, since local targets share two cores and their
+# measurements must not overlap. llmbench_sagemaker_deploy: one slot, so that the check of an
+# instance type's endpoint quota and the create that follows it are atomic across workers.
 LOCAL_POOL = "llmbench_local"
+SAGEMAKER_DEPLOY_POOL = "llmbench_sagemaker_deploy"
+MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
 
@@ -61,63 +68,96 @@ def llm_benchmark():
         logical_date = ctx.get("logical_date") or ctx["dag_run"].run_after
         return make_plan(config, logical_date, params)["targets"]
 
-    @setup
-    @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
-    def deploy(target: dict) -> dict:
-        from llmbench import pipeline
+    @task
+    def on_backend(targets: list[dict], backend: str) -> list[dict]:
+        return [t for t in targets if t["backend"] == backend]
 
-        _label(target)
-        return pipeline.deploy(target, **backend_kwargs(target))
+    def target_group(group_id: str, pool: str, waits_by_rescheduling: bool):
+        """The per-target chain, for one kind of capacity: the local machine (one pool slot, every
+        task in it) or SageMaker endpoints (deploys serialised so quota checks are atomic; waits
+        that give their worker slot back while an endpoint is created)."""
+        limits = {"map_index_template": MAP_LABEL, "execution_timeout": timedelta(minutes=30)}
+        body = {**limits, "pool": pool} if pool == LOCAL_POOL else limits
 
-    @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
-    def wait_ready(target: dict, handle: dict) -> None:
-        from llmbench import pipeline
+        if waits_by_rescheduling:
+            # An endpoint takes 5-15 minutes to deploy and may wait for quota: poke, then free the
+            # worker slot until the next poke (mode="reschedule"). The timeouts are the config's.
+            @setup
+            @task.sensor(pool=SAGEMAKER_DEPLOY_POOL, poke_interval=60, timeout=6 * 3600, mode="reschedule",
+                         map_index_template=MAP_LABEL)
+            def deploy(target: dict) -> PokeReturnValue:
+                from llmbench import pipeline
 
-        _label(target)
-        pipeline.wait_ready(target, handle, **backend_kwargs(target))
+                _label(target)
+                handle = pipeline.deploy_within_quota(target, **backend_kwargs(target))
+                return PokeReturnValue(is_done=handle is not None, xcom_value=handle)
 
-    @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
-    def warm_up(target: dict, handle: dict) -> dict:
-        from llmbench import pipeline
+            @task.sensor(poke_interval=20, timeout=4 * 3600, mode="reschedule", map_index_template=MAP_LABEL)
+            def wait_ready(target: dict, handle: dict) -> bool:
+                from llmbench import pipeline
 
-        _label(target)
-        return pipeline.warm_up(target, handle, **backend_kwargs(target))
+                _label(target)
+                return pipeline.check_ready(target, handle, **backend_kwargs(target))
+        else:
+            @setup
+            @task(**body)
+            def deploy(target: dict) -> dict:
+                from llmbench import pipeline
 
-    @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(hours=4))
-    def sweep(target: dict, handle: dict) -> dict:
-        from llmbench import pipeline
+                _label(target)
+                return pipeline.deploy(target, **backend_kwargs(target))
 
-        _label(target)
-        return pipeline.sweep(target, handle, **backend_kwargs(target))
+            @task(**body)
+            def wait_ready(target: dict, handle: dict) -> None:
+                from llmbench import pipeline
 
-    @task(pool=LOCAL_POOL, map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
-    def validate(target: dict, swept: dict) -> dict:
-        from llmbench import pipeline
+                _label(target)
+                pipeline.wait_ready(target, handle, **backend_kwargs(target))
 
-        _label(target)
-        return pipeline.validate(target, swept)
+        @task(**body)
+        def warm_up(target: dict, handle: dict) -> dict:
+            from llmbench import pipeline
 
-    @teardown
-    @task(map_index_template=MAP_LABEL, execution_timeout=timedelta(minutes=30))
-    def teardown_target(target: dict, handle: dict) -> dict:
-        from llmbench import pipeline
+            _label(target)
+            return pipeline.warm_up(target, handle, **backend_kwargs(target))
 
-        _label(target)
-        return pipeline.teardown(target, handle, **backend_kwargs(target))
+        @task(**{**body, "execution_timeout": timedelta(hours=4)}, max_active_tis_per_dagrun=MAX_PARALLEL_SWEEPS)
+        def sweep(target: dict, handle: dict) -> dict:
+            from llmbench import pipeline
 
-    @task_group(group_id="target")
-    def benchmark_target(target: dict):
-        handle = deploy(target)
-        ready = wait_ready(target, handle)
-        warmed = warm_up(target, handle)
-        swept = sweep(target, handle)
-        checked = validate(target, swept)
-        ready >> warmed >> swept
-        torn_down = teardown_target(target, handle)
-        checked >> torn_down
-        # Returned so that what follows the group waits for teardown too (a group's leaves exclude
-        # teardowns): price_performance needs endpoint-seconds, check needs every server gone.
-        return torn_down
+            _label(target)
+            return pipeline.sweep(target, handle, **backend_kwargs(target))
+
+        @task(**body)
+        def validate(target: dict, swept: dict) -> dict:
+            from llmbench import pipeline
+
+            _label(target)
+            return pipeline.validate(target, swept)
+
+        @teardown
+        @task(**limits, retries=2, retry_delay=timedelta(minutes=1))
+        def teardown_target(target: dict, handle: dict) -> dict:
+            from llmbench import pipeline
+
+            _label(target)
+            return pipeline.teardown(target, handle, **backend_kwargs(target))
+
+        @task_group(group_id=group_id)
+        def benchmark_target(target: dict):
+            handle = deploy(target)
+            ready = wait_ready(target, handle)
+            warmed = warm_up(target, handle)
+            swept = sweep(target, handle)
+            checked = validate(target, swept)
+            ready >> warmed >> swept
+            torn_down = teardown_target(target, handle)
+            checked >> torn_down
+            # Returned so that what follows the group waits for teardown too (a group's leaves
+            # exclude teardowns): price_performance needs endpoint-seconds, check needs it all gone.
+            return torn_down
+
+        return benchmark_target
 
     @task(trigger_rule="all_done")  # runs whatever happened to the targets: failures are rows too
     def price_performance(planned: list[dict]) -> str:
@@ -146,7 +186,11 @@ def llm_benchmark():
 
     planned = plan()
     run_dir = price_performance(planned)
-    benchmark_target.expand(target=planned) >> run_dir
+    # One of the two is empty in any run (a config has one backend): its mapped tasks are skipped.
+    local = on_backend.override(task_id="local_targets")(planned, "local")
+    sagemaker = on_backend.override(task_id="sagemaker_targets")(planned, "sagemaker")
+    target_group("local", LOCAL_POOL, waits_by_rescheduling=False).expand(target=local) >> run_dir
+    target_group("sagemaker", SAGEMAKER_DEPLOY_POOL, waits_by_rescheduling=True).expand(target=sagemaker) >> run_dir
     publish(run_dir) >> report(run_dir) >> check(run_dir)
 
 

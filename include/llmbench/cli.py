@@ -6,6 +6,7 @@
   llmbench sweep --backend sagemaker --endpoint NAME --region us-west-2 [--runtime-url URL] ...
   llmbench plan  --config local [--targets ID,ID] [--concurrency 1,2]
   llmbench show  [--run-key KEY | --config local --date 2026-11-30] [--warehouse PATH]
+  llmbench publish RUN_DIR [--warehouse PATH|DSN]   # again, after the warehouse was unreachable
 """
 
 from __future__ import annotations
@@ -220,6 +221,31 @@ def cmd_show(a: argparse.Namespace) -> int:
     return 0 if run["status"] == "succeeded" else 1
 
 
+def cmd_publish(a: argparse.Namespace) -> int:
+    """Publish a run folder's tables (written by price_performance) to the warehouse: what an
+    operator does after the publish task failed because the warehouse was down. Replaces the run
+    key's rows, like the task."""
+    from llmbench import warehouse
+    from llmbench.pipeline import load_tables, publish
+
+    run_dir = Path(a.run_dir)
+    if not (run_dir / "tables" / "runs.parquet").exists():
+        print(f"llmbench publish: {run_dir} holds no tables/ (did price_performance run?)", file=sys.stderr)
+        return 2
+    try:
+        if a.warehouse:
+            written = warehouse.publish(load_tables(str(run_dir)), a.warehouse)
+            where = warehouse.redact(a.warehouse)
+        else:
+            out = publish(str(run_dir))
+            written, where = out["rows"], out["warehouse"]
+    except Exception as e:  # noqa: BLE001 (one clear line for the operator, not a traceback)
+        print(f"llmbench publish: failed, the warehouse is unchanged: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    print(f"published {run_dir} to {where}: {written}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="llmbench", description="LLM serving price-performance benchmarks.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -257,6 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--date", default=datetime.now(timezone.utc).date().isoformat())
     sh.add_argument("--warehouse", help="a DuckDB file (default .llmbench/warehouse.duckdb) or a postgresql:// DSN")
     sh.set_defaults(func=cmd_show)
+
+    pb = sub.add_parser("publish", help="publish a run folder's tables again (after a failed publish task)")
+    pb.add_argument("run_dir")
+    pb.add_argument("--warehouse", help="a DuckDB file or a postgresql:// DSN (default: the run's config)")
+    pb.set_defaults(func=cmd_publish)
     return p
 
 

@@ -115,7 +115,7 @@ class SageMakerSettings(_Strict):
     region: str
     aws_conn_id: str = "aws_default"
     role_arn: str | None = None  # else the connection's extra `role_arn`
-    endpoint_timeout_s: int = Field(1800, ge=60)  # InService wait
+    endpoint_timeout_s: int = Field(1800, ge=10)  # InService wait (real endpoints: minutes)
     expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
     precision_policy: Literal["refuse", "warn"] = "refuse"  # a precision the GPU cannot run natively
     kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # GPU memory kept free for KV cache

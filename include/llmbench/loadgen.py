@@ -316,11 +316,13 @@ def run_sweep(
     out_dir: Path,
     slo: dict[str, float] | None = None,
     progress: ProgressFn | None = None,
+    record_hook: Callable[[dict[str, Any]], None] | None = None,
 ) -> SweepResult:
     """One closed-loop level per configured concurrency (warm-up is run_warmup's job); writes
     out_dir/requests.jsonl (each record as it completes), requests.parquet (a row group per level,
-    written when the level ends) and levels.parquet. Only the current level's records are held in
-    memory."""
+    written when the level ends) and levels.parquet (rewritten as each level ends, so a sweep that
+    fails part-way keeps its finished levels). Only the current level's records are held in memory.
+    record_hook, if given, sees each record after it was written."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -333,6 +335,7 @@ def run_sweep(
     slo = slo or {}
     jsonl_path = out_dir / "requests.jsonl"
     requests_path = out_dir / "requests.parquet"
+    levels_path = out_dir / "levels.parquet"
     level_rows: list[dict[str, Any]] = []
     schema = request_schema()
 
@@ -341,6 +344,8 @@ def run_sweep(
         def on_record(rec: dict[str, Any]) -> None:
             sink.write(json.dumps(rec) + "\n")
             sink.flush()
+            if record_hook is not None:
+                record_hook(rec)
 
         for li, c in enumerate(levels):
             say(f"level {li + 1}/{len(levels)}: concurrency {c}, {n} requests")
@@ -350,13 +355,12 @@ def run_sweep(
             row = metrics.summarize_level(recs, c, slo.get("ttft_ms"), slo.get("tpot_ms"), cpu_s)
             level_rows.append(row)
             writer.write_table(pa.Table.from_pylist(recs, schema=schema))
+            pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
             say(
                 f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{n} ok, "
                 f"{_fmt(row['output_tokens_per_s'])} output tok/s, TTFT p50 {_fmt(row['ttft_ms_p50'])} ms"
             )
 
-    levels_path = out_dir / "levels.parquet"
-    pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
     return SweepResult(requests_path, levels_path, level_rows)
 
 

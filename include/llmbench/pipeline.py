@@ -22,8 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from llmbench import __version__, pricing
+from llmbench import __version__, chaos, pricing
 from llmbench.backends import get_backend
+from llmbench.backends.base import DeployError
 
 log = logging.getLogger("llmbench")
 
@@ -59,6 +60,7 @@ def stage(target: dict[str, Any], name: str) -> Iterator[None]:
     """Record a stage's start and outcome; re-raise failures after recording them."""
     _event(target, name, "started")
     try:
+        chaos.at_stage(target["target_id"], name)  # a no-op unless LLMBENCH_CHAOS asks for a drill
         yield
     except BaseException as e:  # KeyboardInterrupt / task timeouts too: record, then re-raise
         _event(target, name, "failed", error=f"{type(e).__name__}: {e}"[:2000], traceback=traceback.format_exc()[-4000:])
@@ -84,12 +86,78 @@ def _progress(target: dict[str, Any]):
 # endpoint_url, built by the DAG from an Airflow connection). Nothing for the local backend.
 
 
+def _earlier_attempts(target: dict[str, Any]) -> list[Path]:
+    """Handles of this target left by earlier attempts of the same run key that never reached
+    teardown: a worker killed mid-run (SIGKILL, lost node) leaves exactly these."""
+    here = target_dir(target)
+    return sorted(
+        p for p in Path(target["run_dir"]).parent.glob(f"*/{target['target_id']}/handle.json")
+        if p.parent != here and not (p.parent / "teardown.json").exists()
+    )
+
+
+def reap_earlier_attempts(target: dict[str, Any], backend: Any) -> list[str]:
+    """Tear down what earlier attempts of this run key and target left behind, before deploying
+    again: a re-run after a killed worker then neither collides with (SageMaker names are derived
+    from the run key) nor runs beside (a local server) its predecessor."""
+    reaped = []
+    for p in _earlier_attempts(target):
+        outcome = backend.teardown(json.loads(p.read_text()))
+        (p.parent / "teardown.json").write_text(json.dumps({**outcome, "reaped_by": str(target_dir(target))}, indent=2))
+        log.warning("%s: removed what an earlier attempt left running (%s)", target["target_id"], p.parent)
+        reaped.append(str(p.parent))
+    return reaped
+
+
 def deploy(target: dict[str, Any], **backend_kwargs: Any) -> dict[str, Any]:
     with stage(target, "deploy"):
-        handle = get_backend(target["backend"], **backend_kwargs).deploy(target, target_dir(target))
+        backend = get_backend(target["backend"], **backend_kwargs)
+        reaped = reap_earlier_attempts(target, backend)
+        if reaped:
+            _event(target, "deploy", "reaped", attempts=reaped)
+        handle = backend.deploy(target, target_dir(target))
         (target_dir(target) / "handle.json").write_text(json.dumps(handle, indent=2))
         log.info("deployed %s: %s", target["label"], handle.get("base_url"))
         return handle
+
+
+def deploy_within_quota(target: dict[str, Any], **backend_kwargs: Any) -> dict[str, Any] | None:
+    """deploy, unless this instance type already has sagemaker.instance_quota endpoints of ours
+    alive (the account's service quota): then None, "not now", and the DAG asks again later
+    without holding a worker slot. Callers serialise these calls (one pool slot), so two targets
+    cannot both take the last unit of quota."""
+    quota = ((target.get("sagemaker") or {}).get("instance_quota") or {}).get(target["instance_type"])
+    if quota:
+        sm = target["sagemaker"]
+        live = get_backend(target["backend"], **backend_kwargs).live_endpoints(sm["region"], target["instance_type"])
+        if len(live) >= quota:
+            log.info("%s: %d of %d %s endpoint(s) in use (%s); waiting for quota", target["target_id"], len(live),
+                     quota, target["instance_type"], ", ".join(live))
+            return None
+    return deploy(target, **backend_kwargs)
+
+
+READY, FAILED = "InService", ("Failed", "OutOfService", "Deleting", "SystemUpdating")
+
+
+def check_ready(target: dict[str, Any], handle: dict[str, Any], **backend_kwargs: Any) -> bool:
+    """One readiness look (SageMaker): True when InService, False while creating; raises when the
+    endpoint failed or endpoint_timeout_s has passed since deploy. Only the outcome is an event."""
+    timeout_s = target["sagemaker"]["endpoint_timeout_s"]
+    try:
+        status, reason = get_backend(target["backend"], **backend_kwargs).status(handle)
+        waited_s = (datetime.now(timezone.utc) - datetime.fromisoformat(handle["deployed_at"])).total_seconds()
+        if status in FAILED:
+            raise DeployError(f"endpoint {handle['endpoint_name']} not InService: {reason or 'status ' + status}")
+        if status != READY and waited_s > timeout_s:
+            raise DeployError(f"endpoint {handle['endpoint_name']} not InService: status {status} after "
+                              f"{timeout_s}s")
+    except BaseException as e:
+        _event(target, "wait_ready", "failed", error=f"{type(e).__name__}: {e}"[:2000])
+        raise
+    if status == READY:
+        _event(target, "wait_ready", "succeeded", waited_s=waited_s)
+    return status == READY
 
 
 def wait_ready(target: dict[str, Any], handle: dict[str, Any], **backend_kwargs: Any) -> None:
@@ -111,7 +179,8 @@ def sweep(target: dict[str, Any], handle: dict[str, Any], **backend_kwargs: Any)
 
     with stage(target, "sweep"):
         endpoint = get_backend(target["backend"], **backend_kwargs).endpoint(handle)
-        result = run_sweep(endpoint, target["workload"], target_dir(target), slo=target["slo"], progress=_progress(target))
+        result = run_sweep(endpoint, target["workload"], target_dir(target), slo=target["slo"],
+                           progress=_progress(target), record_hook=chaos.record_hook(target["target_id"]))
         return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
 
 

@@ -13,25 +13,41 @@ def test_no_import_errors(dagbag):
 
 def test_llm_benchmark_shape(dagbag):
     dag = dagbag.dags["llm_benchmark"]
-    ids = set(dag.task_ids)
-    assert {
-        "plan", "target.deploy", "target.wait_ready", "target.warm_up", "target.sweep", "target.validate",
-        "target.teardown_target", "price_performance", "publish", "report", "check",
-    } <= ids
-    assert dag.catchup is False
+    stages = ("deploy", "wait_ready", "warm_up", "sweep", "validate", "teardown_target")
+    assert {"plan", "local_targets", "sagemaker_targets", "price_performance", "publish", "report", "check"} | {
+        f"{g}.{s}" for g in ("local", "sagemaker") for s in stages} <= set(dag.task_ids)
+    assert dag.catchup is False and dag.dagrun_timeout is not None
     assert set(dag.params.keys()) == {"config", "targets", "concurrency", "requests_per_level"}
-    deploy, teardown = dag.get_task("target.deploy"), dag.get_task("target.teardown_target")
-    assert deploy.is_setup and teardown.is_teardown
-    assert "target.deploy" in teardown.upstream_task_ids  # paired with its setup
-    for t in ("deploy", "wait_ready", "warm_up", "sweep", "validate"):
-        assert dag.get_task(f"target.{t}").pool == "llmbench_local"
+    for g in ("local", "sagemaker"):
+        deploy, teardown = dag.get_task(f"{g}.deploy"), dag.get_task(f"{g}.teardown_target")
+        assert deploy.is_setup and teardown.is_teardown
+        assert f"{g}.deploy" in teardown.upstream_task_ids  # paired with its setup
+        assert f"{g}.teardown_target" in dag.get_task("price_performance").upstream_task_ids
+        assert dag.get_task(f"{g}.sweep").max_active_tis_per_dagrun >= 1
+        for s in stages:  # nothing waits forever
+            assert dag.get_task(f"{g}.{s}").execution_timeout is not None or s in ("deploy", "wait_ready"), (g, s)
+    # Local targets share the machine: every measuring task holds the one local slot.
+    for s in stages[:-1]:
+        assert dag.get_task(f"local.{s}").pool == "llmbench_local"
+    # SageMaker: deploys one at a time (atomic quota check), waits that hand their slot back.
+    sm_deploy, sm_wait = dag.get_task("sagemaker.deploy"), dag.get_task("sagemaker.wait_ready")
+    assert sm_deploy.pool == "llmbench_sagemaker_deploy"
+    assert sm_deploy.mode == sm_wait.mode == "reschedule" and sm_deploy.timeout and sm_wait.timeout
+    assert dag.get_task("sagemaker.sweep").pool == "default_pool"
     assert dag.get_task("price_performance").trigger_rule == "all_done"
-    assert "target.teardown_target" in dag.get_task("price_performance").upstream_task_ids
     assert dag.get_task("publish").outlets, "publish must emit an Asset"
     # check is the only leaf that decides the run's state
     leaves = {t.task_id for t in dag.leaves if not t.is_teardown}
     assert leaves == {"check"}
     assert dag.get_task("check").trigger_rule == "all_success"
+
+
+def test_pools_the_dag_uses_are_in_the_checked_in_pool_file(dagbag):
+    import json
+
+    declared = set(json.loads((ROOT / "deploy" / "pools.json").read_text()))
+    used = {t.pool for d in dagbag.dags.values() for t in d.tasks} - {"default_pool"}
+    assert used <= declared
 
 
 def test_dag_module_has_no_heavy_top_level_imports():

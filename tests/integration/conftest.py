@@ -69,7 +69,7 @@ def airflow_env(tmp_path_factory):
         AIRFLOW__CORE__LOAD_EXAMPLES="False",
     )
     (home / "airflow").mkdir()
-    for cmd in (["db", "migrate"], ["pools", "set", "llmbench_local", "1", "test"]):
+    for cmd in (["db", "migrate"], ["pools", "import", str(ROOT / "deploy" / "pools.json")]):
         r = subprocess.run([str(BIN / "airflow"), *cmd], env=env, capture_output=True, text=True)
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     return env

@@ -150,10 +150,24 @@ class LocalBackend:
         return Endpoint(url=handle["base_url"] + "/v1/chat/completions", model="default")
 
     def teardown(self, handle: dict[str, Any]) -> dict[str, Any]:
-        stop_group(handle["pgid"])
+        # A handle from an earlier attempt may name a group that is long gone and whose id was
+        # reused: only a group still running our server on our port is stopped.
+        if _serves_port(handle["pgid"], handle["port"]):
+            stop_group(handle["pgid"])
         deleted_at = datetime.now(timezone.utc)
         seconds = (deleted_at - datetime.fromisoformat(handle["deployed_at"])).total_seconds()
         return {"deleted_at": deleted_at.isoformat(), "endpoint_seconds": seconds}
+
+
+def _serves_port(pgid: int, port: int) -> bool:
+    for pid in group_members(pgid):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a == b"--port" and b == str(port).encode() for a, b in zip(argv, argv[1:])):
+            return True
+    return False
 
 
 def _tail(path: Path, n: int = 5) -> str:

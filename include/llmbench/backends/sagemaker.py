@@ -26,6 +26,7 @@ MANAGED_BY = ("managed-by", "llmbench")
 TAG_RUN_KEY = "llmbench:run-key"
 TAG_TARGET = "llmbench:target-id"
 TAG_EXPIRES = "llmbench:expires-at"
+TAG_INSTANCE = "llmbench:instance-type"  # what endpoint_quota counts
 
 
 def resource_name(run_key: str, target_id: str) -> str:
@@ -84,6 +85,7 @@ def _tags(target: dict[str, Any], expires_at: datetime) -> list[dict[str, str]]:
         {"Key": TAG_RUN_KEY, "Value": target["run_key"][:256]},
         {"Key": TAG_TARGET, "Value": target["target_id"][:256]},
         {"Key": TAG_EXPIRES, "Value": expires_at.isoformat(timespec="seconds")},
+        {"Key": TAG_INSTANCE, "Value": target["instance_type"]},
     ]
 
 
@@ -166,6 +168,19 @@ class SageMakerBackend:
             reason = desc.get("FailureReason") or f"status {desc.get('EndpointStatus')} after {timeout_s:.0f}s"
             raise DeployError(f"endpoint {handle['endpoint_name']} not InService: {reason}") from e
 
+    def status(self, handle: dict[str, Any]) -> tuple[str, str | None]:
+        """One look at the endpoint (EndpointStatus, FailureReason), for a waiting task that gives
+        its worker slot back between looks."""
+        desc = self._client(handle["region"]).describe_endpoint(EndpointName=handle["endpoint_name"])
+        return desc["EndpointStatus"], desc.get("FailureReason")
+
+    def live_endpoints(self, region: str, instance_type: str) -> list[str]:
+        """llmbench's endpoints of this instance type that exist now (any status but deleted):
+        what counts against the config's instance_quota."""
+        self._client(region)  # sets up the default session if none was given
+        return [r["name"] for r in find_managed(self.session, region, self.endpoint_url, kinds=("endpoint",))
+                if r["tags"].get(TAG_INSTANCE) == instance_type]
+
     def endpoint(self, handle: dict[str, Any]) -> Endpoint:
         region = handle["region"]
         if self.session is None:
@@ -220,7 +235,8 @@ class SageMakerBackend:
         return {"deleted_at": deleted_at.isoformat(), "endpoint_seconds": seconds}
 
 
-def find_managed(session: Any, region: str, endpoint_url: str | None = None) -> list[dict[str, Any]]:
+def find_managed(session: Any, region: str, endpoint_url: str | None = None,
+                 kinds: tuple[str, ...] = ("endpoint", "endpoint_config", "model")) -> list[dict[str, Any]]:
     """Every endpoint, endpoint config and model tagged managed-by=llmbench, with its tags."""
     client = session.client("sagemaker", region_name=region, endpoint_url=endpoint_url)
     found = []
@@ -229,6 +245,8 @@ def find_managed(session: Any, region: str, endpoint_url: str | None = None) -> 
         ("endpoint_config", "list_endpoint_configs", "EndpointConfigs", "EndpointConfigName", "EndpointConfigArn"),
         ("model", "list_models", "Models", "ModelName", "ModelArn"),
     ):
+        if kind not in kinds:
+            continue
         for page in client.get_paginator(pager).paginate():
             for item in page[key]:
                 tags = {t["Key"]: t["Value"] for t in client.list_tags(ResourceArn=item[arn_key]).get("Tags", [])}

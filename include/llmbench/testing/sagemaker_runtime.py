@@ -10,7 +10,8 @@ POST /endpoints/{name}/invocations-response-stream
   * every upstream chunk goes back as AWS event-stream PayloadPart frames, split `split` ways, so
     SSE lines span several frames;
   * faults on request: `model_stream_error_after` frames -> a ModelStreamError exception frame;
-    `bad_crc_after` frames -> a frame with a corrupt checksum.
+    `bad_crc_after` frames -> a frame with a corrupt checksum; `fail_endpoints` {name substring:
+    every} -> every `every`-th request to a matching endpoint is answered 424 ModelError (1: all).
 
   python -m llmbench.testing.sagemaker_runtime --upstream http://127.0.0.1:8080 --port 8002
 """
@@ -79,6 +80,13 @@ async def invoke_stream(request: web.Request) -> web.StreamResponse:
     if cfg.get("endpoints") is not None and name not in cfg["endpoints"]:
         return web.json_response({"__type": "ValidationError", "message": f"Endpoint {name} not found."}, status=400)
     stats["accepted"] += 1
+    for part, every in (cfg.get("fail_endpoints") or {}).items():
+        if part in name:
+            n = stats.setdefault(f"requests:{name}", 0) + 1
+            stats[f"requests:{name}"] = n
+            if n % every == 0:
+                return web.json_response({"__type": "ModelError", "OriginalStatusCode": 500,
+                                          "message": "injected fault: the model container answered 500"}, status=424)
     if cfg["upstream"] is None:
         return await _calibrated(request, body, cfg, stats)
     async with request.app[SESSION].post(
@@ -170,10 +178,13 @@ def main() -> None:
     p.add_argument("--split", type=int, default=2, help="frames per upstream chunk")
     p.add_argument("--region", default="us-east-1", help="the region requests must be signed for")
     p.add_argument("--fresh-upstream-connections", action="store_true", help="for llama-server upstreams")
+    p.add_argument("--fail-endpoint", action="append", default=[], metavar="SUBSTRING:EVERY",
+                   help="answer every EVERY-th request to endpoints whose name contains SUBSTRING with 424")
     a = p.parse_args()
+    fail = {part: int(every) for part, every in (f.rsplit(":", 1) for f in a.fail_endpoint)}
     app = make_app(a.upstream, a.access_key, a.secret_key, split=a.split,
                    upstream_keep_alive=not a.fresh_upstream_connections,
-                   calibration={"ttft_ms": a.ttft_ms, "itl_ms": a.itl_ms}, region=a.region)
+                   calibration={"ttft_ms": a.ttft_ms, "itl_ms": a.itl_ms}, region=a.region, fail_endpoints=fail)
     web.run_app(app, host="127.0.0.1", port=a.port, access_log=None)
 
 
