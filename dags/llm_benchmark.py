@@ -12,6 +12,7 @@ scheduler parses this file without the library's heavy dependencies.
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 import pendulum
@@ -23,9 +24,17 @@ from airflow.sdk import Asset, Param, PokeReturnValue, dag, get_current_context,
 # instance type's endpoint quota and the create that follows it are atomic across workers.
 LOCAL_POOL = "llmbench_local"
 SAGEMAKER_DEPLOY_POOL = "llmbench_sagemaker_deploy"
+# LLMBENCH_SCHEDULE=none: the DAG runs only when triggered (REST API, CLI, backfill).
+SCHEDULE = os.environ.get("LLMBENCH_SCHEDULE", "@weekly")
 MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
+
+
+def _alert(context) -> None:
+    from llmbench_airflow import alert_on_failure
+
+    alert_on_failure(context)
 
 
 def _label(target: dict) -> None:
@@ -41,12 +50,13 @@ def backend_kwargs(target: dict) -> dict:
 
 @dag(
     dag_id="llm_benchmark",
-    schedule="@weekly",
+    schedule=None if SCHEDULE == "none" else SCHEDULE,
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,
     dagrun_timeout=timedelta(hours=12),
-    default_args={"retries": 0},
+    # Each failed task alerts (plugins/llmbench_airflow.py: the llmbench_alerts webhook, else the log).
+    default_args={"retries": 0, "on_failure_callback": _alert},
     tags=["llmbench"],
     params={
         "config": Param("local", type="string", description="benchmark config: a name under include/config/ or a path"),

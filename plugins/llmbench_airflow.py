@@ -59,3 +59,40 @@ def postgres_dsn(conn_id: str) -> str:
     uri = PostgresHook(postgres_conn_id=conn_id).get_uri()
     # psycopg wants postgresql://; the hook may say postgres:// or add a SQLAlchemy driver.
     return "postgresql://" + uri.split("://", 1)[1]
+
+
+ALERT_CONN_ID = "llmbench_alerts"
+
+
+def alert_on_failure(context: dict[str, Any]) -> None:
+    """on_failure_callback: POST a JSON alert to the URL of the HTTP connection `llmbench_alerts`
+    (a Slack/Teams/PagerDuty webhook or your own relay); without that connection, log it.
+    Never raises: an alert that cannot be sent must not hide the failure it reports."""
+    import json
+    import logging
+    import urllib.request
+
+    from airflow.sdk import BaseHook
+
+    ti = context.get("ti") or context.get("task_instance")
+    exc = context.get("exception")
+    alert = {
+        "text": f"llmbench: {ti.dag_id}.{ti.task_id} failed in run {ti.run_id}: {type(exc).__name__ if exc else ''}"
+                f" {str(exc)[:500] if exc else ''}".strip(),
+        "dag_id": ti.dag_id, "task_id": ti.task_id, "map_index": ti.map_index, "run_id": ti.run_id,
+    }
+    log = logging.getLogger("llmbench")
+    try:
+        conn = BaseHook.get_connection(ALERT_CONN_ID)
+    except Exception:  # noqa: BLE001 (no such connection: alerts go to the log only)
+        log.error("ALERT %s", alert["text"])
+        return
+    # host may be the whole webhook URL (JSON connection form), or host/port/schema as in a URI.
+    url = conn.host if "://" in (conn.host or "") else (
+        f"http://{conn.host}" + (f":{conn.port}" if conn.port else "") + (f"/{conn.schema}" if conn.schema else ""))
+    try:
+        req = urllib.request.Request(url, data=json.dumps(alert).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        urllib.request.urlopen(req, timeout=10).close()
+    except Exception as e:  # noqa: BLE001
+        log.error("ALERT (not delivered to connection %s: %s) %s", ALERT_CONN_ID, e, alert["text"])

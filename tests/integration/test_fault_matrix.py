@@ -244,10 +244,25 @@ def test_publish_failure_keeps_tables_and_the_cli_publishes_them_later(airflow_e
     cfg["warehouse"] = {"kind": "postgres", "conn_id": "llmbench_warehouse"}
     path = tmp_path / "pubfail.yaml"
     path.write_text(yaml.safe_dump(cfg))
+    from aiohttp import web
+
+    alerts: list[dict] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        alerts.append(await request.json())
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/alerts", hook)
     # The connection names a database that does not exist yet: the warehouse is "down".
-    env = {**airflow_env, "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": f"postgres://postgres@127.0.0.1:5432/{name}"}
-    conf = {"config": str(path), "targets": [cfg["targets"][0]["id"]], "concurrency": [1], "requests_per_level": 2}
-    r = dags_test(env, "2026-10-26", conf)
+    with BackgroundServer(app) as webhook:
+        env = {**airflow_env, "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": f"postgres://postgres@127.0.0.1:5432/{name}",
+               "AIRFLOW_CONN_LLMBENCH_ALERTS": json.dumps({"conn_type": "http", "host": webhook.url + "/alerts"})}
+        conf = {"config": str(path), "targets": [cfg["targets"][0]["id"]], "concurrency": [1],
+                "requests_per_level": 2}
+        r = dags_test(env, "2026-10-26", conf)
+    assert [a["task_id"] for a in alerts] == ["publish"]  # the on-failure alert reached the webhook
+    assert name in alerts[0]["text"] and alerts[0]["run_id"]
     assert r.returncode != 0 and name in (r.stdout + r.stderr)
     run_state, tis = task_states(airflow_env, "2026-10-26")
     assert run_state == "failed" and tis[("publish", -1)] == "failed"

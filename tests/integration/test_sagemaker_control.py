@@ -115,3 +115,43 @@ def test_endpoint_that_fails_reports_its_failure_reason(aws, tmp_path):  # noqa:
     finally:
         backend.teardown(handle)  # the DAG's teardown runs after a failed wait_ready
     assert remaining(aws) == []
+
+
+def test_deploy_waits_for_quota_per_instance_type(aws, tmp_path):  # noqa: F811
+    """sagemaker.instance_quota (seed 002: ml.g7e.2xlarge 2): a third endpoint of that type is
+    'not now' (None) until one of ours is deleted; other instance types are not counted."""
+    from llmbench import pipeline
+
+    targets = [seed_target(tmp_path, instance_quota={"ml.g7e.2xlarge": 2}) for _ in range(3)]
+    for i, t in enumerate(targets):
+        t["target_id"] = f"quota-{i}"
+    first = pipeline.deploy_within_quota(targets[0], session=aws)
+    second = pipeline.deploy_within_quota(targets[1], session=aws)
+    assert first and second
+    assert pipeline.deploy_within_quota(targets[2], session=aws) is None
+    assert len([r for r in remaining(aws) if r["kind"] == "endpoint"]) == 2
+    pipeline.teardown(targets[0], first, session=aws)
+    third = pipeline.deploy_within_quota(targets[2], session=aws)
+    assert third
+    for t, h in ((targets[1], second), (targets[2], third)):
+        pipeline.teardown(t, h, session=aws)
+    assert remaining(aws) == []
+
+
+def test_rerun_after_a_killed_attempt_reaps_its_endpoint_then_deploys(aws, tmp_path):  # noqa: F811
+    """Resource names derive from the run key: a re-run would collide with what a killed worker
+    left. deploy tears the earlier attempt's resources down first, and says so in its events."""
+    from llmbench import pipeline
+
+    killed = seed_target(tmp_path)
+    pipeline.deploy(killed, session=aws)  # ... and then the worker died: no teardown
+    from pathlib import Path
+
+    rerun = {**killed, "run_dir": str(Path(killed["run_dir"]).parent / "rerun-attempt")}
+    handle = pipeline.deploy(rerun, session=aws)
+    names = {r["name"] for r in remaining(aws)}
+    assert names == {handle["endpoint_name"]} and len(remaining(aws)) == 3
+    assert any(e["status"] == "reaped" for e in pipeline.read_events(rerun))
+    assert (pipeline.target_dir(killed) / "teardown.json").exists()
+    pipeline.teardown(rerun, handle, session=aws)
+    assert remaining(aws) == []

@@ -1,0 +1,82 @@
+"""The production compose stack (docker-compose.yaml, Dockerfile, deploy/): no Docker engine runs
+here, so the files are checked for what the DAGs rely on, not started."""
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yaml").read_text())
+SERVICES = COMPOSE["services"]
+AIRFLOW = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer", "airflow-worker")
+
+
+def env_of(name: str) -> dict:
+    return SERVICES[name]["environment"]
+
+
+def test_the_official_airflow_3_services_are_all_there_with_health_checks():
+    assert {"postgres", "redis", "airflow-init", *AIRFLOW} <= set(SERVICES)
+    for name in ("postgres", "redis", *AIRFLOW):
+        assert SERVICES[name].get("healthcheck", {}).get("test"), f"{name} has no health check"
+    commands = {n: SERVICES[n]["command"] for n in AIRFLOW}
+    assert commands == {"airflow-apiserver": "api-server", "airflow-scheduler": "scheduler",
+                        "airflow-dag-processor": "dag-processor", "airflow-triggerer": "triggerer",
+                        "airflow-worker": "celery worker"}
+    for name in AIRFLOW:
+        assert SERVICES[name]["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully"
+    assert SERVICES["airflow-worker"]["depends_on"]["airflow-apiserver"]["condition"] == "service_healthy"
+
+
+def test_executor_broker_metadata_and_secrets_come_from_the_environment():
+    for name in AIRFLOW:
+        env = env_of(name)
+        assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
+        assert "@postgres/" in env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+        assert env["AIRFLOW__CELERY__BROKER_URL"].startswith("redis://") and "@redis:" in env["AIRFLOW__CELERY__BROKER_URL"]
+        assert env["AIRFLOW__CELERY__RESULT_BACKEND"].startswith("db+postgresql")
+        # Secrets are never written into the file: compose refuses to start without them.
+        assert re.fullmatch(r"\$\{_AIRFLOW_JWT_SECRET:\?.+\}", env["AIRFLOW__API_AUTH__JWT_SECRET"])
+        assert re.fullmatch(r"\$\{AIRFLOW__CORE__FERNET_KEY:\?.+\}", env["AIRFLOW__CORE__FERNET_KEY"])
+        assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-apiserver:8080/execution/"
+        assert env["LLMBENCH_HOME"] and env["LLMBENCH_CONFIG_DIR"]
+
+
+def test_volumes_carry_dags_plugins_library_deploy_files_and_results():
+    for name in AIRFLOW:
+        mounts = {v.split(":")[0]: v.split(":")[1] for v in SERVICES[name]["volumes"]}
+        assert {"./dags", "./plugins", "./include", "./deploy", "llmbench-data"} <= set(mounts), name
+        assert mounts["llmbench-data"] == env_of(name)["LLMBENCH_HOME"]
+        assert mounts["./include"] + "/config" == env_of(name)["LLMBENCH_CONFIG_DIR"]
+    assert {"postgres-db-volume", "llmbench-data", "llmbench-cache"} <= set(COMPOSE["volumes"])
+
+
+def test_init_migrates_creates_the_warehouse_database_pools_connections_and_admin():
+    script = "\n".join(SERVICES["airflow-init"]["command"])
+    for step in ("airflow db migrate", "CREATE DATABASE llmbench", "airflow pools import /opt/llmbench/deploy/pools.json",
+                 "airflow connections import --overwrite /opt/llmbench/deploy/connections.json",
+                 "SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"):
+        assert step in script, step
+    assert "_AIRFLOW_WWW_USER_PASSWORD:?" in env_of("airflow-init")["_AIRFLOW_WWW_USER_PASSWORD"]
+
+
+def test_checked_in_connections_hold_no_secret_and_match_what_the_configs_name():
+    conns = json.loads((ROOT / "deploy" / "connections.json").read_text())
+    assert conns["aws_default"]["conn_type"] == "aws" and "password" not in conns["aws_default"]
+    assert "aws_secret_access_key" not in conns["aws_default"]["extra"]
+    assert conns["llmbench_warehouse"]["conn_type"] == "postgres" and conns["llmbench_warehouse"]["host"] == "postgres"
+    for cfg_file in (ROOT / "include" / "config").glob("*.yaml"):
+        cfg = yaml.safe_load(cfg_file.read_text())
+        for conn_id in ((cfg.get("sagemaker") or {}).get("aws_conn_id", "aws_default") if cfg.get("backend") ==
+                        "sagemaker" else None, (cfg.get("warehouse") or {}).get("conn_id")):
+            assert conn_id is None or conn_id in conns, (cfg_file.name, conn_id)
+
+
+def test_image_is_the_official_airflow_image_of_the_locked_version_plus_the_lock():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    locked = re.search(r"^apache-airflow==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M).group(1)
+    assert re.search(rf"^FROM apache/airflow:{re.escape(locked)}-python3\.11$", dockerfile, re.M)
+    assert "-r /opt/llmbench/requirements.txt" in dockerfile
+    assert all(SERVICES[n]["build"] == "." for n in AIRFLOW)
