@@ -257,7 +257,14 @@ async def run_level(
                 records.append(rec)
                 on_record(rec)
 
-        await asyncio.gather(*(worker(w) for w in range(concurrency)))
+        # A TaskGroup, not gather: if one worker raises (disk full, a drill), the others are
+        # cancelled at once instead of measuring on after the sweep has already failed.
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for w in range(concurrency):
+                    tg.create_task(worker(w))
+        except ExceptionGroup as group:
+            raise group.exceptions[0]  # the first failure, as itself (the others are cancellations)
     return records, time.process_time() - cpu0
 
 

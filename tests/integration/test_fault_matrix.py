@@ -211,7 +211,7 @@ def test_sigkilled_worker_leaves_an_endpoint_the_janitor_removes_and_a_rerun_rep
 
 
 def test_sigkilled_local_run_leaves_a_bounded_server_the_rerun_removes(airflow_env, tmp_path):
-    date, conf = "2026-10-19", {"config": "local", "targets": ["smollm2-llama-server-4slots"],
+    date, conf = "2026-10-19", {"config": "local", "targets": ["smollm2-q4_1-4slots"],
                                 "concurrency": [1, 2], "requests_per_level": 3}
     before = llama_server_pids()
     chaos = [{"target": "4slots", "stage": "sweep", "action": "kill", "after_records": 4}]
