@@ -19,11 +19,13 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: help venv server airflow-db run test bench lock clean
+.PHONY: help venv server browser airflow-db run test bench lock clean
 help:
 	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
+	@echo "    [WAREHOUSE_CONN=postgres://...] [PARAMS='{\"concurrency\": [1, 2]}']  publish to PostgreSQL; more DAG Params"
 	@echo "make test                                   run the test suite"
 	@echo "make server                                 build llama-server and unpack the model (once, cached in $(LLMBENCH_CACHE))"
+	@echo "make browser                                install Debian's chromium for the report test (once)"
 	@echo "make bench                                  benchmarks (results in benchmarks/results/)"
 	@echo "make lock                                   recompile requirements.txt from requirements.in"
 
@@ -48,7 +50,12 @@ airflow-db: venv
 run: server airflow-db
 	@scripts/run_dag.sh "$(DATE)" "$(CONFIG)"
 
-test: server
+# Debian's Chromium, for the test that opens the report headless (about 30 s, once per machine).
+browser:
+	@command -v chromium >/dev/null || { echo "llmbench: installing Debian's chromium (report test)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+
+test: server browser
 	@scripts/test.sh
 
 bench: venv

@@ -65,6 +65,8 @@ def backend_kwargs(target: dict) -> dict:
                              description="concurrency levels (empty: the config's)"),
         "requests_per_level": Param(None, type=["null", "integer"], minimum=1,
                                     description="requests per level (empty: the config's)"),
+        "warehouse_conn_id": Param(None, type=["null", "string"],
+                                   description="publish through this Airflow PostgreSQL connection (empty: the config's warehouse)"),
     },
 )
 def llm_benchmark():

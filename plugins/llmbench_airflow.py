@@ -31,6 +31,14 @@ def aws_session_for(conn_id: str, region: str) -> tuple[Any, str | None]:
     return _session_and_endpoint(_sagemaker_hook(conn_id, region), region)
 
 
+def pricing_session_for(conn_id: str) -> tuple[Any, str | None]:
+    """(boto3 session, Pricing API endpoint override) for an AWS connection: llmbench_prices' inputs."""
+    from llmbench.prices import PRICING_REGION
+
+    hook = _sagemaker_hook(conn_id, PRICING_REGION)
+    return hook.get_session(region_name=PRICING_REGION), hook.conn_config.get_service_endpoint_url(service_name="pricing")
+
+
 def _sagemaker_hook(conn_id: str, region: str):
     from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
 

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llmbench import paths
+from llmbench.prices import SERVICE_CODE, cached_price
 
 
 class ConfigError(ValueError):
@@ -236,7 +237,7 @@ def make_run_key(config_name: str, logical_date: date | datetime | str) -> str:
 def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConfig:
     """Overlay DAG Params (or CLI flags) on the config; a Param that contradicts it is refused."""
     data = cfg.model_dump()
-    known = {"config", "targets", "concurrency", "requests_per_level"}
+    known = {"config", "targets", "concurrency", "requests_per_level", "warehouse_conn_id"}
     unknown = sorted(set(params) - known)
     if unknown:
         raise ConfigError(f"params: unknown params {unknown}; allowed: {sorted(known)}")
@@ -244,6 +245,8 @@ def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConf
         data["workload"]["concurrency"] = list(params["concurrency"])
     if params.get("requests_per_level") is not None:
         data["workload"]["requests_per_level"] = params["requests_per_level"]
+    if params.get("warehouse_conn_id"):  # publish through this Airflow PostgreSQL connection instead
+        data["warehouse"] = {"kind": "postgres", "path": None, "conn_id": params["warehouse_conn_id"]}
     wanted = params.get("targets") or []
     if wanted:
         ids = [t["id"] for t in data["targets"]]
@@ -344,13 +347,19 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
                 f"headroom ({inst['memory_gb_per_gpu']} GB x {s.gpu_memory_utilization} x "
                 f"{1 - sm.kv_headroom_fraction:.2f}); use more GPUs or a smaller precision"
             )
+    api_price = cached_price(region, t.instance_type) if cfg.backend == "sagemaker" else None
     if t.usd_per_hour is not None:
         usd_per_hour, price_source, price_date = t.usd_per_hour, "config", None
+    elif api_price is not None:  # refreshed from the AWS Pricing API (llmbench_prices DAG)
+        usd_per_hour = api_price["usd_per_hour"]
+        price_source = f"AWS Pricing API ({SERVICE_CODE} hosting, sku {api_price.get('sku')})"
+        price_date = api_price["fetched_at"][:10]
     else:
         usd_per_hour = (inst.get("usd_per_hour") or {}).get(region)
         if usd_per_hour is None:
             raise ConfigError(f"{where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
-                              f"usd_per_hour on the target (priced regions: {sorted(inst.get('usd_per_hour') or {})})")
+                              f"usd_per_hour on the target or refresh prices (DAG llmbench_prices) (priced regions: "
+                              f"{sorted(inst.get('usd_per_hour') or {})})")
         price_source, price_date = inst["price_source"], str(inst["price_date"])
     roof = roofline_tokens_per_s(inst, model, t.precision, tp)
     # Estimate: each level runs ceil(n / c) rounds of one request at a fraction of the roofline.

@@ -355,6 +355,7 @@ def price_performance(run_dir: str) -> str:
                 "config_name": run["config_name"],
                 "logical_date": run["logical_date"],
                 "run_dir": run_dir,
+                "report_path": str(Path(run_dir) / "report.html"),
                 "planned_at": run["planned_at"],
                 "published_at": _now(),
                 "status": "succeeded" if failed == 0 and invalid == 0 else ("failed" if failed == len(tdf) else "partial"),

@@ -70,6 +70,53 @@ def _frontier(levels) -> str:
     return _img(fig, "Throughput against latency")
 
 
+def _cost_bars(pp) -> str:
+    """$ per million output tokens, one group of bars per target, one bar per concurrency: the
+    cheapest tokens are the lowest bar, whichever target it belongs to."""
+    import numpy as np
+
+    fig, ax = _axes()
+    data = pp.dropna(subset=["usd_per_m_output_tokens"])
+    targets = sorted(data["target_id"].unique())
+    levels = sorted(data["concurrency"].unique())
+    width = 0.8 / max(1, len(levels))
+    for i, c in enumerate(levels):
+        row = data[data["concurrency"] == c].set_index("target_id")["usd_per_m_output_tokens"]
+        ax.bar(np.arange(len(targets)) + i * width, [row.get(t, np.nan) for t in targets], width, label=f"c={c}")
+    ax.set_xticks(np.arange(len(targets)) + width * (len(levels) - 1) / 2)
+    ax.set_xticklabels(targets, fontsize=7, rotation=10)
+    ax.set_ylabel("$ per million output tokens")
+    ax.set_title("Price-performance per target and concurrency (lower is cheaper)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7, title="concurrency", title_fontsize=7)
+    return _img(fig, "Price-performance per target")
+
+
+def _roofline(pp) -> str:
+    """Single-stream decode speed as a fraction of the memory-bandwidth ceiling, per target and
+    concurrency; targets whose instance has no bandwidth in the catalog are named instead."""
+    have = pp.dropna(subset=["roofline_efficiency"]) if "roofline_efficiency" in pp.columns else pp.iloc[0:0]
+    missing = sorted(set(pp["target_id"]) - set(have["target_id"]))
+    note = (f"<p>Roofline efficiency not available for {html.escape(', '.join(missing))}: the catalog has no "
+            "memory bandwidth for their instance type.</p>") if missing else ""
+    if have.empty:
+        return note
+    return _plot(have.assign(roofline_efficiency_pct=100 * have["roofline_efficiency"]), "roofline_efficiency_pct",
+                 "% of the bandwidth ceiling", "Roofline efficiency (decode tok/s per stream / ceiling)") + note
+
+
+# Marks the page once it has loaded: how many images there are and how many failed to decode.
+# The browser test (tests/integration/test_dag_run.py) reads these from the rendered DOM.
+LOAD_CHECK = """<script>
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  document.body.setAttribute('data-images', imgs.length);
+  document.body.setAttribute('data-images-broken',
+    imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length);
+});
+</script>"""
+
+
 def _table(df, columns: list[str]) -> str:
     cols = [c for c in columns if c in df.columns]
     return df[cols].to_html(index=False, float_format=lambda v: f"{v:,.3f}", na_rep="-", border=0, classes="t")
@@ -104,6 +151,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
     if not pp.empty:
         parts += [
             _plot(pp, "usd_per_m_output_tokens", "$ per million output tokens", "Price-performance"),
+            _cost_bars(pp),
+            _roofline(pp),
             "<h2>Price-performance</h2>",
             _table(pp, ["target_id", "concurrency", "usd_per_hour", "output_tokens_per_s", "usd_per_m_output_tokens",
                         "usd_per_m_total_tokens", "break_even_output_tokens_per_s", "roofline_efficiency",
@@ -117,5 +166,6 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                             "output_tokens_per_s", "requests_per_s", "ttft_ms_p50", "ttft_ms_p99", "itl_ms_mean",
                             "itl_ms_p99", "tpot_ms_p50", "e2e_ms_p50", "achieved_concurrency", "client_cpu_pct"]),
         ]
+    parts.append(LOAD_CHECK)
     out.write_text("\n".join(parts))
     return out

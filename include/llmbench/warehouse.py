@@ -30,35 +30,83 @@ def redact(target: str | Path) -> str:
     return re.sub(r"^(postgres(?:ql)?://)[^@/]*@", r"\1", str(target))
 
 
-def _ddl(postgres: bool) -> list[str]:
-    """The schema files' statements; DuckDB's DOUBLE is PostgreSQL's DOUBLE PRECISION."""
+MIGRATIONS_DDL = (
+    "CREATE SCHEMA IF NOT EXISTS llmbench",
+    "CREATE TABLE IF NOT EXISTS llmbench.schema_migrations (version VARCHAR PRIMARY KEY, "
+    "checksum VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)",
+)
+REPEATABLE = "-- repeatable"  # first line of a file applied again whenever it changes (the views)
+
+
+class MigrationError(RuntimeError):
+    """A versioned schema file changed after it was applied somewhere."""
+
+
+def migrations(postgres: bool) -> list[tuple[str, str, str, bool]]:
+    """(version, checksum, SQL, repeatable) for include/sql/*.sql in order; the version is the
+    file name without .sql. DuckDB's DOUBLE is PostgreSQL's DOUBLE PRECISION."""
+    import hashlib
+
     out = []
     for sql_file in sorted(SQL_DIR.glob("*.sql")):
         text = sql_file.read_text()
+        checksum = hashlib.sha256(text.encode()).hexdigest()[:16]
         if postgres:
             text = re.sub(r"\bDOUBLE\b", "DOUBLE PRECISION", text)
-        out.append(text)
+        out.append((sql_file.stem, checksum, text, text.startswith(REPEATABLE)))
     return out
 
 
+def migrate(con, postgres: bool) -> list[str]:
+    """Bring the schema up to date: apply each versioned file once and each repeatable file when
+    it changed, recording both in llmbench.schema_migrations, in one transaction (on PostgreSQL
+    under an advisory lock, so two publishers starting at once do not race). Returns what it
+    applied. A versioned file that changed after it was applied is refused: add a new file."""
+    from datetime import datetime, timezone
+
+    mark = "%s" if postgres else "?"
+    if not postgres:
+        con.execute("BEGIN TRANSACTION")
+    try:
+        if postgres:
+            con.execute("SELECT pg_advisory_xact_lock(hashtext('llmbench.migrate'))")
+        for stmt in MIGRATIONS_DDL:
+            con.execute(stmt)
+        done = dict(con.execute("SELECT version, checksum FROM llmbench.schema_migrations").fetchall())
+        applied = []
+        for version, checksum, text, repeatable in migrations(postgres):
+            if done.get(version) == checksum:
+                continue
+            if version in done and not repeatable:
+                raise MigrationError(f"schema file {version}.sql changed after it was applied (checksum "
+                                     f"{done[version]} -> {checksum}): put the change in a new file")
+            con.execute(text)
+            con.execute(f"DELETE FROM llmbench.schema_migrations WHERE version = {mark}", [version])
+            con.execute(f"INSERT INTO llmbench.schema_migrations VALUES ({mark}, {mark}, {mark})",
+                        [version, checksum, datetime.now(timezone.utc)])
+            applied.append(version)
+        con.commit() if postgres else con.execute("COMMIT")
+        return applied
+    except Exception:
+        con.rollback() if postgres else con.execute("ROLLBACK")
+        raise
+
+
 def connect(target: Path | str | None = None):
-    """A DB-API connection with the schema applied. target: a DuckDB file path (default
+    """A DB-API connection with the schema migrated. target: a DuckDB file path (default
     <data folder>/warehouse.duckdb) or a postgresql:// DSN."""
     if is_postgres(target):
         import psycopg
 
         con = psycopg.connect(str(target))
-        with con.transaction():
-            for stmt in _ddl(True):
-                con.execute(stmt)
+        migrate(con, True)
         return con
     import duckdb
 
     path = Path(target) if target else paths.default_warehouse_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(path))
-    for stmt in _ddl(False):
-        con.execute(stmt)
+    migrate(con, False)
     return con
 
 

@@ -1,3 +1,4 @@
+-- repeatable: re-applied whenever this file changes (llmbench.warehouse.migrate)
 -- BI views. Every view reads only published rows; "latest" means the latest logical date.
 
 -- Latest price-performance per model x instance type x serving configuration, every level.
@@ -29,8 +30,9 @@ SELECT run_key, target_id, concurrency, logical_date, previous_logical_date,
        output_tokens_per_s / previous_output_tokens_per_s - 1 AS output_tokens_per_s_change,
        usd_per_m_output_tokens, previous_usd_per_m_output_tokens,
        usd_per_m_output_tokens / previous_usd_per_m_output_tokens - 1 AS usd_per_m_output_tokens_change,
-       (output_tokens_per_s / previous_output_tokens_per_s - 1 < -0.10
-        OR usd_per_m_output_tokens / previous_usd_per_m_output_tokens - 1 > 0.10) AS regression
+       (output_tokens_per_s / previous_output_tokens_per_s - 1 < -s.value
+        OR usd_per_m_output_tokens / previous_usd_per_m_output_tokens - 1 > s.value) AS regression,
+       s.value AS regression_threshold
 FROM (
     SELECT pp.*,
            lag(logical_date) OVER w AS previous_logical_date,
@@ -39,6 +41,7 @@ FROM (
     FROM llmbench.price_performance pp
     WINDOW w AS (PARTITION BY target_id, instance_type, serving_config, concurrency ORDER BY logical_date)
 ) t
+CROSS JOIN (SELECT value FROM llmbench.settings WHERE name = 'regression_threshold') s
 WHERE previous_logical_date IS NOT NULL;
 
 -- What each benchmark run cost (endpoint-seconds x $/hour, summed over its targets).

@@ -17,7 +17,8 @@ def test_llm_benchmark_shape(dagbag):
     assert {"plan", "local_targets", "sagemaker_targets", "price_performance", "publish", "report", "check"} | {
         f"{g}.{s}" for g in ("local", "sagemaker") for s in stages} <= set(dag.task_ids)
     assert dag.catchup is False and dag.dagrun_timeout is not None
-    assert set(dag.params.keys()) == {"config", "targets", "concurrency", "requests_per_level"}
+    assert set(dag.params.keys()) == {"config", "targets", "concurrency", "requests_per_level",
+                                      "warehouse_conn_id"}
     for g in ("local", "sagemaker"):
         deploy, teardown = dag.get_task(f"{g}.deploy"), dag.get_task(f"{g}.teardown_target")
         assert deploy.is_setup and teardown.is_teardown

@@ -5,7 +5,7 @@ import yaml
 
 from llmbench import paths
 
-from .conftest import dags_test, llama_server_pids
+from .conftest import dags_test, llama_server_pids, render_in_chromium
 
 SMALL = {"config": "local", "concurrency": [1, 2], "requests_per_level": 3}
 
@@ -18,7 +18,7 @@ def rows(env, sql, *params):
         con.close()
 
 
-def test_dag_publishes_real_measurements_and_rerun_replaces(airflow_env):
+def test_dag_publishes_real_measurements_and_reruns_replace(airflow_env, tmp_path):
     before = llama_server_pids()
     r = dags_test(airflow_env, "2026-11-23", SMALL)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -41,17 +41,30 @@ def test_dag_publishes_real_measurements_and_rerun_replaces(airflow_env):
         assert abs(usd_m - usd_h / (tps * 3600) * 1e6) < 1e-9
     (n_req,), = rows(airflow_env, "SELECT count(*) FROM llmbench.requests WHERE run_key = ? AND ok", run_key)
     assert n_req == n_targets * 2 * 3
-    assert (paths.Path(run_dir) / "report.html").exists()
+    (report,), = rows(airflow_env, "SELECT report_path FROM llmbench.runs WHERE run_key = ?", run_key)
+    assert report == str(paths.Path(run_dir) / "report.html")
+    # The report, opened in a real browser: every plot decodes as an image.
+    dom, png = render_in_chromium(paths.Path(report), tmp_path)
+    import re
+
+    (n_images, n_broken), = re.findall(r'data-images="(\d+)" data-images-broken="(\d+)"', dom)
+    assert int(n_images) >= 7 and n_broken == "0", (n_images, n_broken)
+    assert png.stat().st_size > 50_000  # a rendered page of plots, not a blank one
     teardown_s = rows(airflow_env, "SELECT endpoint_seconds FROM llmbench.targets WHERE run_key = ?", run_key)
     assert all(s > 0 for (s,) in teardown_s)
 
-    # The same date again: one copy, from the newer attempt.
-    r = dags_test(airflow_env, "2026-11-23", SMALL)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert rows(airflow_env, "SELECT count(*) FROM llmbench.runs WHERE run_key = ?", run_key) == [(1,)]
-    assert rows(airflow_env, "SELECT count(*) FROM llmbench.levels WHERE run_key = ?", run_key) == [(len(levels),)]
-    (new_dir,), = rows(airflow_env, "SELECT run_dir FROM llmbench.runs WHERE run_key = ?", run_key)
-    assert new_dir != run_dir and paths.Path(run_dir).exists()  # the earlier attempt's raw results are kept
+    # The same date twice more: one row set, from the newest attempt.
+    dirs = {run_dir}
+    for _ in range(2):
+        r = dags_test(airflow_env, "2026-11-23", SMALL)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        for table, n in (("runs", 1), ("targets", n_targets), ("levels", len(levels)), ("requests", n_req),
+                         ("price_performance", len(pp))):
+            assert rows(airflow_env, f"SELECT count(*) FROM llmbench.{table} WHERE run_key = ?", run_key) == [(n,)]
+        (new_dir,), = rows(airflow_env, "SELECT run_dir FROM llmbench.runs WHERE run_key = ?", run_key)
+        assert new_dir not in dirs
+        dirs.add(new_dir)
+    assert all(paths.Path(d).exists() for d in dirs)  # every attempt's raw results are kept
     assert llama_server_pids() == before
 
 
