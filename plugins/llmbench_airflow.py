@@ -50,14 +50,17 @@ def _session_and_endpoint(hook, region: str) -> tuple[Any, str | None]:
 
 
 def warehouse_dsn(run_dir: str) -> str | None:
-    """The PostgreSQL DSN of the warehouse connection the run's config names (None for DuckDB)."""
+    """The DSN of the warehouse connection the run's config names (None for DuckDB): postgresql://
+    for kind postgres, redshift:// (same driver, Redshift's dialect) for kind redshift."""
     import json
     from pathlib import Path
 
     settings = json.loads((Path(run_dir) / "plan.json").read_text()).get("warehouse") or {}
-    if settings.get("kind") != "postgres":
-        return None
-    return postgres_dsn(settings["conn_id"])
+    if settings.get("kind") == "postgres":
+        return postgres_dsn(settings["conn_id"])
+    if settings.get("kind") == "redshift":
+        return redshift_dsn(settings["conn_id"])
+    return None
 
 
 def postgres_dsn(conn_id: str) -> str:
@@ -67,6 +70,20 @@ def postgres_dsn(conn_id: str) -> str:
     uri = PostgresHook(postgres_conn_id=conn_id).get_uri()
     # psycopg wants postgresql://; the hook may say postgres:// or add a SQLAlchemy driver.
     return "postgresql://" + uri.split("://", 1)[1]
+
+
+def redshift_dsn(conn_id: str) -> str:
+    """redshift://user:password@host:port/database for an Airflow Redshift connection (the fields
+    RedshiftSQLHook reads; port 5439 unless set); extra sslmode passes through."""
+    from urllib.parse import quote
+
+    from airflow.sdk import BaseHook
+
+    c = BaseHook.get_connection(conn_id)
+    auth = quote(c.login or "", safe="") + (":" + quote(c.password, safe="") if c.password else "")
+    dsn = f"redshift://{auth}@{c.host}:{c.port or 5439}/{c.schema or 'dev'}"
+    sslmode = (c.extra_dejson or {}).get("sslmode")
+    return dsn + (f"?sslmode={sslmode}" if sslmode else "")
 
 
 ALERT_CONN_ID = "llmbench_alerts"

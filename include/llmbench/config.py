@@ -59,9 +59,9 @@ class Slo(_Strict):
 
 
 class WarehouseSettings(_Strict):
-    kind: Literal["duckdb", "postgres"] = "duckdb"
+    kind: Literal["duckdb", "postgres", "redshift"] = "duckdb"
     path: str | None = None  # duckdb: default <data folder>/warehouse.duckdb
-    conn_id: str = "llmbench_warehouse"  # postgres: the Airflow connection to publish through
+    conn_id: str = "llmbench_warehouse"  # postgres / redshift: the Airflow connection to publish through
 
 
 class LocalServing(_Strict):

@@ -397,9 +397,9 @@ def publish(run_dir: str, dsn: str | None = None) -> dict[str, Any]:
     from llmbench import paths, warehouse
 
     settings = json.loads((Path(run_dir) / "plan.json").read_text()).get("warehouse") or {}
-    if settings.get("kind") == "postgres":
+    if settings.get("kind") in ("postgres", "redshift"):
         if not dsn:
-            raise ValueError(f"warehouse kind postgres needs a DSN (connection {settings.get('conn_id')!r})")
+            raise ValueError(f"warehouse kind {settings['kind']} needs a DSN (connection {settings.get('conn_id')!r})")
         target: str = dsn
     else:
         target = str(settings.get("path") or paths.default_warehouse_path())

@@ -1,7 +1,9 @@
 """The warehouse: DDL and the idempotent publish of one run key.
 
-Two engines, one code path: DuckDB (the embedded default, a file) and PostgreSQL (a DSN; Redshift
-speaks the same SQL for what we use). publish() deletes the run key's rows and inserts the new
+Three engines, two drivers, one code path: DuckDB (the embedded default, a file), PostgreSQL (a
+postgresql:// DSN) and Redshift (a redshift:// DSN: the PostgreSQL wire protocol, with the schema
+files rewritten where Redshift's SQL differs: VARCHAR needs a length, ADD COLUMN takes no IF NOT
+EXISTS, no advisory locks). The Redshift dialect is tested on PostgreSQL, never on Redshift itself. publish() deletes the run key's rows and inserts the new
 ones in one transaction: publishing a run key again replaces it (backfills and re-runs never
 double-count), and a failure half-way rolls back to the previous state. Values are always bound
 parameters, never formatted into SQL.
@@ -22,12 +24,17 @@ TABLES = ("runs", "targets", "levels", "requests", "price_performance")
 
 
 def is_postgres(target: str | Path | None) -> bool:
-    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+    """True for any target reached through the PostgreSQL driver: PostgreSQL or Redshift."""
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://", "redshift://"))
+
+
+def is_redshift(target: str | Path | None) -> bool:
+    return isinstance(target, str) and target.startswith("redshift://")
 
 
 def redact(target: str | Path) -> str:
     """A warehouse reference safe for logs and XCom: a DSN loses its user and password."""
-    return re.sub(r"^(postgres(?:ql)?://)[^@/]*@", r"\1", str(target))
+    return re.sub(r"^((?:postgres(?:ql)?|redshift)://)[^@/]*@", r"\1", str(target))
 
 
 MIGRATIONS_DDL = (
@@ -42,9 +49,11 @@ class MigrationError(RuntimeError):
     """A versioned schema file changed after it was applied somewhere."""
 
 
-def migrations(postgres: bool) -> list[tuple[str, str, str, bool]]:
+def migrations(postgres: bool, redshift: bool = False) -> list[tuple[str, str, str, bool]]:
     """(version, checksum, SQL, repeatable) for include/sql/*.sql in order; the version is the
-    file name without .sql. DuckDB's DOUBLE is PostgreSQL's DOUBLE PRECISION."""
+    file name without .sql. DuckDB's DOUBLE is PostgreSQL's DOUBLE PRECISION; Redshift's VARCHAR
+    defaults to 256 bytes (an error message is longer) and its ADD COLUMN has no IF NOT EXISTS
+    (harmless: the migration table applies each file once)."""
     import hashlib
 
     out = []
@@ -53,11 +62,14 @@ def migrations(postgres: bool) -> list[tuple[str, str, str, bool]]:
         checksum = hashlib.sha256(text.encode()).hexdigest()[:16]
         if postgres:
             text = re.sub(r"\bDOUBLE\b", "DOUBLE PRECISION", text)
+        if redshift:
+            text = re.sub(r"\bVARCHAR\b(?!\s*\()", "VARCHAR(65535)", text)
+            text = text.replace("ADD COLUMN IF NOT EXISTS", "ADD COLUMN")
         out.append((sql_file.stem, checksum, text, text.startswith(REPEATABLE)))
     return out
 
 
-def migrate(con, postgres: bool) -> list[str]:
+def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
     """Bring the schema up to date: apply each versioned file once and each repeatable file when
     it changed, recording both in llmbench.schema_migrations, in one transaction (on PostgreSQL
     under an advisory lock, so two publishers starting at once do not race). Returns what it
@@ -68,13 +80,15 @@ def migrate(con, postgres: bool) -> list[str]:
     if not postgres:
         con.execute("BEGIN TRANSACTION")
     try:
-        if postgres:
+        if postgres and not redshift:
             con.execute("SELECT pg_advisory_xact_lock(hashtext('llmbench.migrate'))")
         for stmt in MIGRATIONS_DDL:
-            con.execute(stmt)
+            con.execute(stmt.replace("VARCHAR", "VARCHAR(256)") if redshift else stmt)
+        if redshift:  # no advisory locks: the migration table's own lock serialises migrators
+            con.execute("LOCK TABLE llmbench.schema_migrations")
         done = dict(con.execute("SELECT version, checksum FROM llmbench.schema_migrations").fetchall())
         applied = []
-        for version, checksum, text, repeatable in migrations(postgres):
+        for version, checksum, text, repeatable in migrations(postgres, redshift):
             if done.get(version) == checksum:
                 continue
             if version in done and not repeatable:
@@ -98,8 +112,17 @@ def connect(target: Path | str | None = None):
     if is_postgres(target):
         import psycopg
 
-        con = psycopg.connect(str(target))
-        migrate(con, True)
+        con = psycopg.connect(re.sub(r"^(postgres|redshift)://", "postgresql://", str(target)))
+        for attempt in range(3):
+            try:
+                migrate(con, True, is_redshift(target))
+                break
+            except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject,
+                    psycopg.errors.DuplicateTable, psycopg.errors.SerializationFailure):
+                # Without an advisory lock (Redshift), two first-time migrators can race on
+                # CREATE ... IF NOT EXISTS: the loser rolls back and finds the work done.
+                if attempt == 2:
+                    raise
         return con
     import duckdb
 

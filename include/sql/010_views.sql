@@ -23,7 +23,8 @@ FROM (
 WHERE rank_in_model = 1;
 
 -- Week-over-week change per target and concurrency: each run against the previous run of the
--- same target (same config name). A regression is throughput down, or $/M up, by more than 10 %.
+-- same target (same config name). A regression is throughput down, or $/M up, by more than the
+-- setting regression_threshold (llmbench.settings, default 10 %).
 CREATE OR REPLACE VIEW llmbench.v_week_over_week AS
 SELECT run_key, target_id, concurrency, logical_date, previous_logical_date,
        output_tokens_per_s, previous_output_tokens_per_s,
@@ -35,11 +36,14 @@ SELECT run_key, target_id, concurrency, logical_date, previous_logical_date,
        s.value AS regression_threshold
 FROM (
     SELECT pp.*,
-           lag(logical_date) OVER w AS previous_logical_date,
-           lag(output_tokens_per_s) OVER w AS previous_output_tokens_per_s,
-           lag(usd_per_m_output_tokens) OVER w AS previous_usd_per_m_output_tokens
+           -- the same window three times: Redshift has no WINDOW clause
+           lag(logical_date) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency
+                                   ORDER BY logical_date) AS previous_logical_date,
+           lag(output_tokens_per_s) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency
+                                          ORDER BY logical_date) AS previous_output_tokens_per_s,
+           lag(usd_per_m_output_tokens) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency
+                                              ORDER BY logical_date) AS previous_usd_per_m_output_tokens
     FROM llmbench.price_performance pp
-    WINDOW w AS (PARTITION BY target_id, instance_type, serving_config, concurrency ORDER BY logical_date)
 ) t
 CROSS JOIN (SELECT value FROM llmbench.settings WHERE name = 'regression_threshold') s
 WHERE previous_logical_date IS NOT NULL;

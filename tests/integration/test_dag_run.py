@@ -1,6 +1,7 @@
 """The whole DAG, in-process (`airflow dags test`), on the real local backend."""
 
 import duckdb
+import pytest
 import yaml
 
 from llmbench import paths
@@ -96,7 +97,11 @@ def test_failed_target_is_recorded_others_publish_and_run_fails(airflow_env, tmp
     assert rows(airflow_env, "SELECT status FROM llmbench.runs WHERE run_key = ?", "faulty-2026-11-16") == [("partial",)]
 
 
-def test_dag_publishes_to_postgresql_through_an_airflow_connection(airflow_env, tmp_path):
+@pytest.mark.parametrize("kind", ["postgres", "redshift"])
+def test_dag_publishes_to_postgresql_through_an_airflow_connection(airflow_env, tmp_path, kind):
+    """kind redshift: a Redshift-type Airflow connection, published with the Redshift dialect, to
+    the local PostgreSQL (no Redshift is reachable here)."""
+    import json
     import uuid
 
     import psycopg
@@ -108,10 +113,12 @@ def test_dag_publishes_to_postgresql_through_an_airflow_connection(airflow_env, 
     try:
         cfg = yaml.safe_load((paths.CONFIG_DIR / "local.yaml").read_text())
         cfg["name"] = "pgrun"
-        cfg["warehouse"] = {"kind": "postgres", "conn_id": "llmbench_warehouse"}
+        cfg["warehouse"] = {"kind": kind, "conn_id": "llmbench_warehouse"}
         path = tmp_path / "pgrun.yaml"
         path.write_text(yaml.safe_dump(cfg))
-        env = {**airflow_env, "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": f"postgres://postgres@127.0.0.1:5432/{name}"}
+        conn = (f"postgres://postgres@127.0.0.1:5432/{name}" if kind == "postgres" else json.dumps(
+            {"conn_type": "redshift", "host": "127.0.0.1", "port": 5432, "login": "postgres", "schema": name}))
+        env = {**airflow_env, "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": conn}
         conf = {"config": str(path), "targets": [cfg["targets"][1]["id"]], "concurrency": [1, 2],
                 "requests_per_level": 2}
         r = dags_test(env, "2026-11-02", conf)
@@ -122,6 +129,10 @@ def test_dag_publishes_to_postgresql_through_an_airflow_connection(airflow_env, 
             assert counts == {"runs": 1, "targets": 1, "levels": 2, "requests": 4, "price_performance": 2}
             (tps,), = con.execute("SELECT min(output_tokens_per_s) FROM llmbench.levels").fetchall()
             assert tps > 0
+            (length,), = con.execute("SELECT character_maximum_length FROM information_schema.columns WHERE "
+                                     "table_schema = 'llmbench' AND table_name = 'targets' AND column_name = 'error'"
+                                     ).fetchall()
+            assert length == (65535 if kind == "redshift" else None)  # the dialect really was Redshift's
     finally:
         with psycopg.connect(admin, autocommit=True) as con:
             con.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

@@ -2,6 +2,7 @@
 transaction per run key, replace on re-publish, roll back on failure. One code path, both engines."""
 
 import os
+import re
 import uuid
 
 import duckdb
@@ -25,14 +26,16 @@ def pg_database():
         admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(params=["duckdb", "postgres"])
+@pytest.fixture(params=["duckdb", "postgres", "redshift-dialect"])
 def db(request, tmp_path):
+    """Every warehouse test runs on DuckDB, on PostgreSQL, and with the Redshift dialect (the
+    rewritten schema files, no advisory lock) on PostgreSQL: no Redshift is reachable here."""
     if request.param == "duckdb":
         return tmp_path / "w.duckdb"
     dsn = request.getfixturevalue("pg_database")
     with psycopg.connect(dsn, autocommit=True) as con:
         con.execute("DROP SCHEMA IF EXISTS llmbench CASCADE")
-    return dsn
+    return dsn.replace("postgresql://", "redshift://") if request.param == "redshift-dialect" else dsn
 
 
 def frames(run_key, n_levels=2, tps=10.0):
@@ -211,12 +214,22 @@ def test_columns_carry_comments_for_bi_tools(db):
     assert "usd_per_hour / (output_tokens_per_s x 3600) x 1e6" in warehouse.query(sql, target=db)["c"][0]
 
 
-def test_two_publishers_migrating_an_empty_postgres_at_once_both_succeed(pg_database):
+@pytest.mark.parametrize("scheme", ["postgresql", "redshift"])
+def test_two_publishers_migrating_an_empty_postgres_at_once_both_succeed(pg_database, scheme):
     from concurrent.futures import ThreadPoolExecutor
 
     with psycopg.connect(pg_database, autocommit=True) as con:
         con.execute("DROP SCHEMA IF EXISTS llmbench CASCADE")
     with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(lambda k: warehouse.publish(frames(k), pg_database), ["race-a", "race-b"]))
+        dsn = pg_database.replace("postgresql", scheme, 1)
+        results = list(pool.map(lambda k: warehouse.publish(frames(k), dsn), ["race-a", "race-b"]))
     assert [r["levels"] for r in results] == [2, 2]
     assert count(pg_database, "runs", "race-a") == count(pg_database, "runs", "race-b") == 1
+
+
+def test_redshift_dialect_gives_varchar_a_length_and_no_add_column_if_not_exists():
+    pg = "\n".join(text for _, _, text, _ in warehouse.migrations(True))
+    rs = "\n".join(text for _, _, text, _ in warehouse.migrations(True, redshift=True))
+    assert "ADD COLUMN IF NOT EXISTS" in pg and "ADD COLUMN IF NOT EXISTS" not in rs
+    assert re.search(r"\bVARCHAR\b(?!\()", rs) is None and "VARCHAR(65535)" in rs
+    assert warehouse.redact("redshift://admin:pw@cluster:5439/dev") == "redshift://cluster:5439/dev"
