@@ -26,6 +26,11 @@ ERROR_KINDS = (
     "truncated",
 )
 NS_PER_MS = 1_000_000
+# A level's client is saturated when its load generator could not keep up: its process(es) used
+# nearly a whole core, or free workers waited to send. Such a level measured the client, not the
+# server, and validation fails it.
+CLIENT_CPU_SATURATED_PCT = 90.0
+SEND_LAG_SATURATED_MS_P99 = 10.0
 
 
 def request_timings(
@@ -102,12 +107,19 @@ def summarize_level(
     row.update(distribution((r["tpot_ms"] for r in ok), "tpot_ms"))
     row.update(distribution((r["e2e_ms"] for r in ok), "e2e_ms"))
     row.update(distribution((r.get("send_lag_ms") for r in records), "send_lag_ms"))
+    row["client_saturated"] = client_saturated(row["client_cpu_pct"], row["send_lag_ms_p99"])
     if slo_ttft_ms is not None and slo_tpot_ms is not None and window_s > 0:
         good = [r for r in ok if meets_slo(r, slo_ttft_ms, slo_tpot_ms)]
         row["goodput_rps"] = len(good) / window_s
     else:
         row["goodput_rps"] = None
     return row
+
+
+def client_saturated(client_cpu_pct: float | None, send_lag_ms_p99: float | None) -> bool:
+    """True when the load generator, not the server, may have set the pace of a level."""
+    return bool((client_cpu_pct is not None and client_cpu_pct >= CLIENT_CPU_SATURATED_PCT)
+                or (send_lag_ms_p99 is not None and send_lag_ms_p99 > SEND_LAG_SATURATED_MS_P99))
 
 
 def meets_slo(record: dict[str, Any], slo_ttft_ms: float, slo_tpot_ms: float) -> bool:

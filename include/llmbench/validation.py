@@ -44,6 +44,8 @@ def _levels_suite(gxe, levels: list[int], max_error_rate: float) -> list:
         gxe.ExpectColumnValuesToBeBetween(column="error_rate", min_value=0, max_value=max_error_rate),
         gxe.ExpectColumnValuesToNotBeNull(column="output_tokens_per_s"),
         gxe.ExpectColumnValuesToBeBetween(column="output_tokens_per_s", min_value=0, strict_min=True),
+        # A level whose client was saturated measured the load generator: it must not pass.
+        gxe.ExpectColumnValuesToBeInSet(column="client_saturated", value_set=[False]),
     ]
     for m in ("ttft_ms", "e2e_ms", "itl_ms", "tpot_ms"):
         exps.append(gxe.ExpectColumnValuesToNotBeNull(column=f"{m}_p50"))

@@ -44,3 +44,17 @@ def test_suites_pass_honest_results_and_catch_broken_ones(tmp_path):
     assert "output_tokens" in text
     assert "expect_column_distinct_values_to_equal_set" in text
     assert "error_rate" in text
+
+
+def test_a_level_whose_client_was_saturated_fails_validation(tmp_path):
+    records = [_request(c, i) for c in (1, 2) for i in range(4)]
+    rq, _ = _write(tmp_path, records, [1, 2])
+    # The same requests, but the load generator's process was busy 95 % of the level's window.
+    window_s = 0.2
+    lv = pd.DataFrame([metrics.summarize_level([r for r in records if r["concurrency"] == c], c,
+                                               client_cpu_s=0.95 * window_s) for c in (1, 2)])
+    assert lv["client_saturated"].tolist() == [True, True]
+    lv.to_parquet(tmp_path / "levels.parquet")
+    out = validate_results(rq, tmp_path / "levels.parquet", [1, 2], 0.05, tmp_path / "v.json")
+    assert not out["validation_passed"]
+    assert any("client_saturated" in f for f in out["failures"])

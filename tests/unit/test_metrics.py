@@ -60,6 +60,7 @@ def test_summarize_level_by_hand():
     assert row["e2e_ms_mean"] == 220                      # failed request excluded
     assert row["achieved_concurrency"] == pytest.approx((0.14 + 0.3 + 1.0) / 1.05)
     assert row["client_cpu_pct"] == pytest.approx(10.0)
+    assert row["client_saturated"] is False  # 10 % CPU, send lag 0.5 ms
     assert row["goodput_rps"] == pytest.approx(1 / 1.05)  # only the first meets ttft<=150, tpot<=50
     assert row["input_tokens_mean"] == 10
 
@@ -76,3 +77,9 @@ def test_knee_is_the_lowest_level_near_the_best_throughput():
     assert metrics.knee_concurrency(levels) == 4  # 92 >= 0.9 * 101
     assert metrics.knee_concurrency(levels, fraction=0.99) == 8
     assert metrics.knee_concurrency([{"concurrency": 1, "output_tokens_per_s": None}]) is None
+
+
+@pytest.mark.parametrize("cpu_pct, lag_p99, saturated", [
+    (None, None, False), (50.0, 1.0, False), (89.9, 10.0, False), (90.0, 1.0, True), (10.0, 10.5, True)])
+def test_client_saturated(cpu_pct, lag_p99, saturated):
+    assert metrics.client_saturated(cpu_pct, lag_p99) is saturated

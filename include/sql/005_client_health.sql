@@ -1,0 +1,3 @@
+-- Client health per level (issue: a load generator that is provably not the bottleneck).
+ALTER TABLE llmbench.levels ADD COLUMN IF NOT EXISTS client_saturated BOOLEAN;
+COMMENT ON COLUMN llmbench.levels.client_saturated IS 'the load generator could not keep up (client CPU >= 90 % or send lag p99 > 10 ms): the level measured the client; validation fails it';
