@@ -58,7 +58,9 @@ browser:
 test: server browser
 	@scripts/test.sh
 
+# Benchmarks write benchmarks/results/*.{json,md}; run them on an otherwise idle machine.
 bench: venv
+	$(BIN)/python benchmarks/client_fidelity.py
 	$(BIN)/python benchmarks/sustained_load.py
 
 lock:

@@ -37,6 +37,8 @@ class Workload(_Strict):
     warmup_requests: int = Field(2, ge=0)
     request_timeout_s: float = Field(120.0, gt=0)
     seed: int = 0
+    # Load-generator processes per level (None: one per 128 streams, at most one per core).
+    client_processes: int | None = Field(None, ge=1, le=64)
 
     @field_validator("concurrency")
     @classmethod

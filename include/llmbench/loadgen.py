@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,20 @@ class StreamParse:
     usage: dict[str, Any] | None
     error_kind: str | None = None
     error_detail: str | None = None
+
+
+def split_lines(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """Timestamped byte chunks (as read) -> timestamped lines. A line's time is the arrival of
+    the chunk that completed it; a last line without a newline gets the last chunk's time."""
+    lines: list[tuple[int, bytes]] = []
+    pending = b""
+    for t_ns, data in chunks:
+        pending += data
+        *complete, pending = pending.split(b"\n")
+        lines.extend((t_ns, line + b"\n") for line in complete)
+    if pending:
+        lines.append((chunks[-1][0], pending))
+    return lines
 
 
 def parse_openai_sse(lines: list[tuple[int, bytes]]) -> StreamParse:
@@ -122,12 +137,14 @@ def build_record(
     error_detail: str | None,
     wire: str = "sse",
 ) -> dict[str, Any]:
-    """One per-request record (a row of requests.parquet) from what the hot path captured
-    (SSE lines, or for wire "sagemaker" raw event-stream chunks)."""
+    """One per-request record (a row of requests.parquet) from what the hot path captured: the
+    response's bytes as read (SSE, or for wire "sagemaker" event-stream frames around them)."""
     if wire == "sagemaker" and error_kind is None:
         from llmbench.sagemaker_stream import decode_eventstream
 
         lines, error_kind, error_detail = decode_eventstream(lines)
+    elif error_kind is None:
+        lines = split_lines(lines)
     parse = parse_openai_sse(lines) if error_kind is None else StreamParse([], None, None)
     if error_kind is None and parse.error_kind:
         error_kind, error_detail = parse.error_kind, parse.error_detail
@@ -173,7 +190,7 @@ async def send_one(
     timeout_s: float,
 ) -> tuple[int, int, int | None, list[tuple[int, bytes]], str | None, str | None]:
     """Send one streaming request. Returns (send_ns, end_ns, http_status, lines, error_kind,
-    error_detail); `lines` are SSE lines, or raw chunks for wire "sagemaker". Never raises for
+    error_detail); `lines` are the response's byte chunks as read, timestamped. Never raises for
     anything the server or network does."""
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **endpoint.headers}
     if endpoint.signer is not None:
@@ -189,12 +206,10 @@ async def send_one(
             if status != 200:
                 text = (await resp.read())[:300].decode("utf-8", "replace")
                 return send_ns, time.perf_counter_ns(), status, lines, "http_status", f"HTTP {status}: {text}"
-            if endpoint.wire == "sagemaker":
-                async for data in resp.content.iter_any():
-                    lines.append((time.perf_counter_ns(), data))
-            else:
-                async for line in resp.content:
-                    lines.append((time.perf_counter_ns(), line))
+            # Whatever arrived, as it arrived: one await and one timestamp per read, not per
+            # line; splitting into lines (and event-stream frames) happens off the hot path.
+            async for data in resp.content.iter_any():
+                lines.append((time.perf_counter_ns(), data))
         return send_ns, time.perf_counter_ns(), status, lines, None, None
     except asyncio.TimeoutError:
         return send_ns, time.perf_counter_ns(), status, lines, "timeout", f"no complete response within {timeout_s}s"
@@ -217,8 +232,12 @@ async def run_level(
     timeout_s: float,
     shared_prefix_tokens: int = 0,
     on_record: Callable[[dict[str, Any]], None],
+    next_index: Callable[[], int] | None = None,
+    worker_offset: int = 0,
 ) -> tuple[list[dict[str, Any]], float]:
-    """One closed-loop level. Returns (records, client CPU seconds spent during the level)."""
+    """One closed-loop level. Returns (records, client CPU seconds spent during the level).
+    next_index: where a free worker takes its next request number (default: a local counter; a
+    counter shared between processes when the level is split over several, see run_level_split)."""
     bodies = [
         json.dumps(
             chat_request_body(
@@ -227,7 +246,7 @@ async def run_level(
         ).encode()
         for i in range(n_requests)
     ]
-    counter = itertools.count()
+    take = next_index or itertools.count().__next__
     records: list[dict[str, Any]] = []
     # The pool holds one connection per worker; see Endpoint.keep_alive.
     connector = aiohttp.TCPConnector(limit=concurrency, force_close=not endpoint.keep_alive)
@@ -236,7 +255,7 @@ async def run_level(
 
         async def worker(w: int) -> None:
             while True:
-                i = next(counter)
+                i = take()
                 if i >= n_requests:
                     return
                 ready_ns = time.perf_counter_ns()
@@ -244,7 +263,7 @@ async def run_level(
                 rec = build_record(
                     concurrency=concurrency,
                     request_index=first_index + i,
-                    worker=w,
+                    worker=worker_offset + w,
                     send_ns=send_ns,
                     end_ns=end_ns,
                     send_lag_ns=send_ns - ready_ns,
@@ -266,6 +285,92 @@ async def run_level(
         except ExceptionGroup as group:
             raise group.exceptions[0]  # the first failure, as itself (the others are cancellations)
     return records, time.process_time() - cpu0
+
+
+STREAMS_PER_PROCESS = 128  # streams one client process drives before its core becomes the limit
+
+
+def client_processes(concurrency: int, configured: int | None = None) -> int:
+    """How many load-generator processes a level uses: the config's number, else one per
+    STREAMS_PER_PROCESS streams, at most one per core this process may run on, at least one."""
+    if configured:
+        return max(1, min(configured, concurrency))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, -(-concurrency // STREAMS_PER_PROCESS), concurrency))
+
+
+def _child_level(endpoint: Endpoint, level_kwargs: dict[str, Any], concurrency: int, worker_offset: int,
+                 counter, ready, go, results, part_path: str) -> None:
+    """One process's share of a split level: its own event loop and connections, the request
+    numbers taken from the shared counter, each record appended to its own part file as it
+    completes; the records and CPU time go back to the parent."""
+    import pickle
+
+    def take() -> int:
+        with counter.get_lock():
+            i = counter.value
+            counter.value += 1
+            return i
+
+    try:
+        with open(part_path, "w") as sink:
+            def on_record(rec: dict[str, Any]) -> None:
+                sink.write(json.dumps(rec) + "\n")
+                sink.flush()
+
+            ready.release()
+            go.wait()
+            recs, cpu_s = asyncio.run(run_level(endpoint, concurrency=concurrency, on_record=on_record,
+                                                next_index=take, worker_offset=worker_offset, **level_kwargs))
+        results.put(pickle.dumps((recs, cpu_s, None)))
+    except BaseException as e:  # noqa: BLE001 (reported to the parent, which raises)
+        results.put(pickle.dumps(([], 0.0, f"{type(e).__name__}: {e}")))
+
+
+def run_level_split(endpoint: Endpoint, *, concurrency: int, processes: int, on_record, part_dir: Path,
+                    **level_kwargs: Any) -> tuple[list[dict[str, Any]], float]:
+    """One closed-loop level driven by `processes` processes (each with its own event loop and a
+    share of the streams), so the client is not held to one core. All start together (a barrier),
+    take request numbers from one shared counter, and stamp time with the same system-wide
+    monotonic clock (perf_counter_ns is CLOCK_MONOTONIC on Linux), so their records merge into
+    one level. Returns (records, client CPU seconds per core the processes may use: processes
+    sharing one core saturate it together)."""
+    import multiprocessing as mp
+    import pickle
+
+    ctx = mp.get_context("spawn")  # no fork of a process that may hold threads (Airflow, botocore)
+    counter, go, ready, results = ctx.Value("q", 0), ctx.Event(), ctx.Semaphore(0), ctx.Queue()
+    shares = [concurrency // processes + (1 if k < concurrency % processes else 0) for k in range(processes)]
+    parts = [part_dir / f"requests.part{k}.jsonl" for k in range(processes)]
+    children = []
+    offset = 0
+    for k, share in enumerate(shares):
+        children.append(ctx.Process(target=_child_level, args=(endpoint, level_kwargs, share, offset, counter, ready,
+                                                              go, results, str(parts[k])), daemon=True))
+        offset += share
+    for c in children:
+        c.start()
+    try:
+        for _ in children:
+            if not ready.acquire(timeout=120):
+                raise RuntimeError("a load-generator process did not start within 120 s")
+        go.set()
+        outcomes = [pickle.loads(results.get()) for _ in children]
+    finally:
+        for c in children:
+            c.join(10)
+            if c.is_alive():
+                c.kill()
+    errors = [e for _, _, e in outcomes if e]
+    records = sorted((r for recs, _, _ in outcomes for r in recs), key=lambda r: r["end_ns"])
+    for rec in records:  # into the sweep's own stream, in completion order
+        on_record(rec)
+    for p in parts:
+        p.unlink(missing_ok=True)
+    if errors:
+        raise RuntimeError(f"load-generator process failed: {errors[0]}")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return records, sum(cpu for _, cpu, _ in outcomes) / min(processes, cores)
 
 
 def request_schema():
@@ -356,10 +461,16 @@ def run_sweep(
 
         for li, c in enumerate(levels):
             say(f"level {li + 1}/{len(levels)}: concurrency {c}, {n} requests")
-            recs, cpu_s = asyncio.run(
-                run_level(endpoint, concurrency=c, n_requests=n, first_index=li * n, on_record=on_record, **common)
-            )
+            procs = client_processes(c, workload.get("client_processes"))
+            if procs == 1:
+                recs, cpu_s = asyncio.run(
+                    run_level(endpoint, concurrency=c, n_requests=n, first_index=li * n, on_record=on_record, **common)
+                )
+            else:  # record_hook fires as the merged records are written
+                recs, cpu_s = run_level_split(endpoint, concurrency=c, processes=procs, n_requests=n,
+                                              first_index=li * n, on_record=on_record, part_dir=out_dir, **common)
             row = metrics.summarize_level(recs, c, slo.get("ttft_ms"), slo.get("tpot_ms"), cpu_s)
+            row["client_processes"] = procs
             level_rows.append(row)
             writer.write_table(pa.Table.from_pylist(recs, schema=schema))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)

@@ -49,6 +49,17 @@ class SigV4Signer:
             self._frozen = frozen
             self._auth = SigV4Auth(frozen, self._service, self._region)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # For a load-generator process of its own: the credentials as they are now (a level is
+        # short next to a credential's life); locks and refreshers stay behind.
+        self._refresh()
+        return {"frozen": tuple(self._frozen), "region": self._region, "service": self._service}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from botocore.credentials import Credentials
+
+        self.__init__(Credentials(*state["frozen"]), state["region"], state["service"])
+
     def sign(self, url: str, body: bytes, headers: dict[str, str]) -> dict[str, str]:
         from botocore.awsrequest import AWSRequest
 
@@ -78,9 +89,10 @@ def decode_eventstream(chunks: list[tuple[int, bytes]]) -> tuple[list[tuple[int,
     """
     from botocore.eventstream import EventStreamBuffer, ParserError
 
+    from llmbench.loadgen import split_lines
+
     buf = EventStreamBuffer()
-    lines: list[tuple[int, bytes]] = []
-    pending = b""
+    payloads: list[tuple[int, bytes]] = []
     try:
         for t_ns, data in chunks:
             buf.add_data(data)
@@ -90,17 +102,12 @@ def decode_eventstream(chunks: list[tuple[int, bytes]]) -> tuple[list[tuple[int,
                 if mtype in ("exception", "error"):
                     name = headers.get(":exception-type") or headers.get(":error-code") or "error"
                     detail = msg.payload[:300].decode("utf-8", "replace")
-                    return lines, "stream_error", f"{name}: {detail}"
-                if headers.get(":event-type") != "PayloadPart":
-                    continue
-                pending += msg.payload
-                *complete, pending = pending.split(b"\n")
-                lines.extend((t_ns, line + b"\n") for line in complete)
+                    return split_lines(payloads), "stream_error", f"{name}: {detail}"
+                if headers.get(":event-type") == "PayloadPart":
+                    payloads.append((t_ns, msg.payload))
     except ParserError as e:
-        return lines, "stream_error", f"event-stream frame rejected: {type(e).__name__}: {e}"[:300]
-    if pending:
-        lines.append((chunks[-1][0], pending))
-    return lines, None, None
+        return split_lines(payloads), "stream_error", f"event-stream frame rejected: {type(e).__name__}: {e}"[:300]
+    return split_lines(payloads), None, None
 
 
 # ---- encoding: for the wire-format test server (tests, benchmarks), never the client path ------

@@ -80,6 +80,6 @@ def test_knee_is_the_lowest_level_near_the_best_throughput():
 
 
 @pytest.mark.parametrize("cpu_pct, lag_p99, saturated", [
-    (None, None, False), (50.0, 1.0, False), (89.9, 10.0, False), (90.0, 1.0, True), (10.0, 10.5, True)])
+    (None, None, False), (50.0, 1.0, False), (69.9, 10.0, False), (70.0, 1.0, True), (10.0, 10.5, True)])
 def test_client_saturated(cpu_pct, lag_p99, saturated):
     assert metrics.client_saturated(cpu_pct, lag_p99) is saturated

@@ -54,6 +54,26 @@ async def chat(request: web.Request) -> web.StreamResponse:
     return resp
 
 
+async def _record(request: web.Request) -> web.Response:
+    """GET /calibration/record: what the server really did since the last reset, in the same
+    metric definitions the client uses: ttft = arrival -> first token written, itl = gaps between
+    tokens written, throughput = tokens / (first arrival -> last token). POST resets it."""
+    from llmbench.metrics import distribution
+
+    if request.method == "POST":
+        request.app[SENT].clear()
+        return web.json_response({"reset": True})
+    done = [r for r in request.app[SENT] if r["sent"]]
+    if not done:
+        return web.json_response({"requests": 0})
+    tokens = sum(len(r["sent"]) for r in done)
+    window_s = max(r["sent"][-1] for r in done) - min(r["arrival"] for r in done)
+    out = {"requests": len(done), "tokens": tokens, "window_s": window_s, "output_tokens_per_s": tokens / window_s}
+    out.update(distribution(((r["sent"][0] - r["arrival"]) * 1000 for r in done), "ttft_ms"))
+    out.update(distribution((1000 * (b - a) for r in done for a, b in zip(r["sent"], r["sent"][1:])), "itl_ms"))
+    return web.json_response(out)
+
+
 async def _models(request: web.Request) -> web.Response:
     return web.json_response({"data": [{"id": "calibration"}]})
 
@@ -67,6 +87,7 @@ def add_routes(app: web.Application, ttft_ms: float = 100.0, itl_ms: float = 10.
     app[SENT] = []
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_get("/v1/models", _models)
+    app.router.add_route("*", "/calibration/record", _record)
     app.router.add_get("/health", _health)
 
 
