@@ -148,11 +148,18 @@ def cmd_plan(a: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"llmbench plan: {e}", file=sys.stderr)
         return 2
+    from llmbench.workload import length_mean, length_range
+
     w = run["targets"][0]["workload"]
+
+    def tokens(spec) -> str:  # "128", or "~1000 (700-1300)" for a distribution
+        lo, hi = length_range(spec)
+        return str(lo) if lo == hi else f"~{length_mean(spec):.0f} ({lo}-{hi})"
+
     print(f"run key {run['run_key']} ({run['backend']}): {len(run['targets'])} target(s), concurrency "
-          f"{w['concurrency']}, {w['requests_per_level']} requests/level, {w['input_tokens']} in"
+          f"{w['concurrency']}, {w['requests_per_level']} requests/level, {tokens(w['input_tokens'])} in"
           f"{' + ' + str(w['shared_prefix_tokens']) + ' shared prefix' if w.get('shared_prefix_tokens') else ''}"
-          f" / {w['output_tokens']} out; every check passed")
+          f" / {tokens(w['output_tokens'])} out; every check passed")
     print(f"  {'target':<24} {'instance':<16} {'serving':<26} {'prec':<5} {'$/hour':>8} {'roofline tok/s':>14} "
           f"{'est. hours':>10} {'est. $':>8}")
     for t in run["targets"]:

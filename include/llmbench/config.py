@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from llmbench import paths
 from llmbench.prices import SERVICE_CODE, cached_price
+from llmbench.workload import length_mean, length_range
 
 
 class ConfigError(ValueError):
@@ -28,9 +29,56 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class LengthDist(_Strict):
+    """A request length drawn per request, seeded (workload.sample_length): fixed (value),
+    normal (mean, sd, clipped to [min, max]), uniform (min, max), or empirical (one length per
+    line of `file`, relative to include/config/; read into `values` at load time)."""
+
+    dist: Literal["fixed", "normal", "uniform", "empirical"]
+    value: int | None = Field(None, ge=1)
+    mean: float | None = Field(None, gt=0)
+    sd: float | None = Field(None, ge=0)
+    min: int | None = Field(None, ge=1)
+    max: int | None = Field(None, ge=1)
+    file: str | None = None
+    values: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> "LengthDist":
+        need = {"fixed": ("value",), "normal": ("mean", "sd"), "uniform": ("min", "max"), "empirical": ("file",)}
+        missing = [f for f in need[self.dist] if getattr(self, f) is None and not (f == "file" and self.values)]
+        if missing:
+            raise ValueError(f"dist {self.dist} needs {missing}")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} > max {self.max}")
+        if self.dist == "empirical" and not self.values:
+            path = Path(self.file) if Path(self.file).is_absolute() else paths.CONFIG_DIR / self.file
+            try:
+                values = [int(x) for x in path.read_text().split()]
+            except (OSError, ValueError) as e:
+                raise ValueError(f"empirical lengths file {path}: {e}") from None
+            if not values or min(values) < 1:
+                raise ValueError(f"empirical lengths file {path}: needs positive integers, one per line")
+            self.values = values
+        return self
+
+
+# Workloads of the seeds, by name: `workload: {preset: seed-002, requests_per_level: 8}`; what
+# the config sets itself wins over the preset.
+PRESETS: dict[str, dict[str, Any]] = {
+    # seed 000: 2048 in / 512 out at concurrency 1 / 16 / 64.
+    "seed-000": {"input_tokens": 2048, "output_tokens": 512, "concurrency": [1, 16, 64]},
+    # seed 002: ~1,000 in / ~560 out, a ~478-token shared system prompt, concurrency 1..32.
+    "seed-002": {"input_tokens": {"dist": "normal", "mean": 1000, "sd": 100, "min": 700, "max": 1300},
+                 "output_tokens": {"dist": "normal", "mean": 560, "sd": 60, "min": 380, "max": 740},
+                 "shared_prefix_tokens": 478, "concurrency": [1, 2, 4, 8, 16, 32]},
+}
+
+
 class Workload(_Strict):
-    input_tokens: int = Field(256, ge=1)
-    output_tokens: int = Field(64, ge=1)
+    preset: Literal["seed-000", "seed-002"] | None = None
+    input_tokens: Annotated[int, Field(ge=1)] | LengthDist = 256
+    output_tokens: Annotated[int, Field(ge=1)] | LengthDist = 64
     shared_prefix_tokens: int = Field(0, ge=0)  # a system prompt every request shares (seed 002: 478)
     concurrency: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1)
     requests_per_level: int = Field(16, ge=1)
@@ -39,6 +87,28 @@ class Workload(_Strict):
     seed: int = 0
     # Load-generator processes per level (None: one per 128 streams, at most one per core).
     client_processes: int | None = Field(None, ge=1, le=64)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("preset"):
+            if data["preset"] not in PRESETS:
+                return data  # the Literal refuses it, naming the allowed presets
+            return {**PRESETS[data["preset"]], **data}
+        return data
+
+    @field_validator("input_tokens", "output_tokens", mode="before")
+    @classmethod
+    def _length(cls, v: Any) -> Any:
+        # A mapping is a distribution: validate it as one, so its error is the one reported.
+        if isinstance(v, dict):
+            try:
+                return LengthDist.model_validate(v)
+            except ValidationError as e:
+                err = e.errors()[0]
+                where = ".".join(str(x) for x in err["loc"])
+                raise ValueError((f"{where}: " if where else "") + err["msg"].removeprefix("Value error, ")) from None
+        return v
 
     @field_validator("concurrency")
     @classmethod
@@ -206,6 +276,14 @@ def config_path(name_or_path: str) -> Path:
     )
 
 
+def _spec(length: int | LengthDist) -> int | dict:
+    return length if isinstance(length, int) else length.model_dump()
+
+
+def _longest(length: int | LengthDist) -> int:
+    return length_range(_spec(length))[1]
+
+
 def load_config(name_or_path: str) -> BenchmarkConfig:
     path = config_path(name_or_path)
     try:
@@ -296,7 +374,7 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
             f"{where}.precision: {t.precision!r} not in the catalog for {t.model}; allowed: {sorted(model['bytes_per_param'])}"
         )
     w = cfg.workload
-    need = w.input_tokens + w.shared_prefix_tokens + w.output_tokens
+    need = _longest(w.input_tokens) + w.shared_prefix_tokens + _longest(w.output_tokens)
     warnings: list[str] = []
     s = t.serving
     tp = 1
@@ -366,8 +444,9 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
     roof = roofline_tokens_per_s(inst, model, t.precision, tp)
     # Estimate: each level runs ceil(n / c) rounds of one request at a fraction of the roofline.
     single_tps = roof * DECODE_EFFICIENCY if roof else 40.0
-    sweep_s = sum(-(-w.requests_per_level // c) * w.output_tokens / single_tps for c in w.concurrency)
-    sweep_s += w.warmup_requests * w.output_tokens / single_tps
+    out_mean = length_mean(_spec(w.output_tokens))
+    sweep_s = sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency)
+    sweep_s += w.warmup_requests * out_mean / single_tps
     hours = DEPLOY_OVERHEAD_MIN[cfg.backend] / 60 + sweep_s / 3600
     return {
         "region": region,

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import aiohttp
 
 from llmbench import metrics
-from llmbench.workload import chat_request_body, make_prompt
+from llmbench.workload import chat_request_body, make_prompt, sample_length
 
 ProgressFn = Callable[[str], None]
 
@@ -225,8 +225,8 @@ async def run_level(
     *,
     concurrency: int,
     n_requests: int,
-    input_tokens: int,
-    output_tokens: int,
+    input_tokens: int | dict,
+    output_tokens: int | dict,
     seed: int,
     first_index: int,
     timeout_s: float,
@@ -241,7 +241,9 @@ async def run_level(
     bodies = [
         json.dumps(
             chat_request_body(
-                make_prompt(seed, first_index + i, input_tokens, output_tokens, shared_prefix_tokens), endpoint.model
+                make_prompt(seed, first_index + i, sample_length(input_tokens, seed, first_index + i, "input"),
+                            sample_length(output_tokens, seed, first_index + i, "output"), shared_prefix_tokens),
+                endpoint.model
             )
         ).encode()
         for i in range(n_requests)
@@ -398,8 +400,8 @@ class SweepResult:
 
 def _level_args(workload: dict[str, Any]) -> dict[str, Any]:
     return dict(
-        input_tokens=int(workload["input_tokens"]),
-        output_tokens=int(workload["output_tokens"]),
+        input_tokens=workload["input_tokens"],  # a number of tokens, or a distribution (workload.sample_length)
+        output_tokens=workload["output_tokens"],
         seed=int(workload.get("seed", 0)),
         timeout_s=float(workload.get("request_timeout_s", 120)),
         shared_prefix_tokens=int(workload.get("shared_prefix_tokens", 0)),

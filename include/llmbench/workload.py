@@ -52,6 +52,55 @@ def make_prompt(seed: int, index: int, input_tokens: int, output_tokens: int, sh
     return Prompt(index=index, text=f"{_INSTRUCTION} {_words(rng, n_words)}", max_tokens=output_tokens, system=system)
 
 
+# A request's input or output length: a fixed number of tokens, or a distribution (the dict of
+# config.LengthDist): {"dist": "fixed", "value"} | {"dist": "normal", "mean", "sd", "min", "max"}
+# | {"dist": "uniform", "min", "max"} | {"dist": "empirical", "values": [...]}.
+def sample_length(spec: int | dict, seed: int, index: int, which: str) -> int:
+    """The length of request `index` (which: "input" or "output"): seeded, so the same workload
+    gives every request the same length in every run; normal draws are clipped to [min, max]."""
+    if isinstance(spec, int):
+        return spec
+    rng = random.Random(f"{seed}:{which}:{index}")
+    kind = spec["dist"]
+    if kind == "fixed":
+        return int(spec["value"])
+    if kind == "uniform":
+        return rng.randint(int(spec["min"]), int(spec["max"]))
+    if kind == "normal":
+        lo, hi = length_range(spec)
+        return min(hi, max(lo, round(rng.gauss(spec["mean"], spec["sd"]))))
+    if kind == "empirical":
+        return int(rng.choice(spec["values"]))
+    raise ValueError(f"unknown length distribution {kind!r}")
+
+
+def length_range(spec: int | dict) -> tuple[int, int]:
+    """(smallest, largest) length a spec can give: what context-size checks must allow for."""
+    if isinstance(spec, int):
+        return spec, spec
+    kind = spec["dist"]
+    if kind == "fixed":
+        return int(spec["value"]), int(spec["value"])
+    if kind == "empirical":
+        return min(spec["values"]), max(spec["values"])
+    if kind == "normal":
+        return int(spec.get("min") or 1), int(spec.get("max") or round(spec["mean"] + 4 * spec["sd"]))
+    return int(spec["min"]), int(spec["max"])
+
+
+def length_mean(spec: int | dict) -> float:
+    """The expected length (for cost and duration estimates)."""
+    if isinstance(spec, int):
+        return float(spec)
+    kind = spec["dist"]
+    if kind == "normal":
+        return float(spec["mean"])
+    if kind == "empirical":
+        return sum(spec["values"]) / len(spec["values"])
+    lo, hi = length_range(spec)
+    return (lo + hi) / 2
+
+
 def chat_request_body(prompt: Prompt, model: str = "default") -> dict:
     """OpenAI chat-completions streaming request. `ignore_eos` makes llama-server and vLLM
     generate exactly max_tokens; `include_usage` makes the last chunk carry token counts."""

@@ -57,6 +57,15 @@ BAD_CONFIGS = [
     ("unknown backend", lambda c: c.update(backend="tpu-farm"), "backend"),
     ("bad target id", lambda c: c["targets"][0].update(id="has space"), "id"),
     ("zero slots", lambda c: c["targets"][0]["serving"].update(parallel=0), "parallel"),
+    ("normal without sd", lambda c: c["workload"].update(input_tokens={"dist": "normal", "mean": 100}), "sd"),
+    ("uniform min > max", lambda c: c["workload"].update(output_tokens={"dist": "uniform", "min": 9, "max": 2}),
+     "min 9 > max 2"),
+    ("unknown distribution", lambda c: c["workload"].update(input_tokens={"dist": "zipf"}), "'empirical'"),
+    ("missing lengths file", lambda c: c["workload"].update(input_tokens={"dist": "empirical", "file": "no.txt"}),
+     "no.txt"),
+    ("longest draw beyond context", lambda c: c["workload"].update(
+        output_tokens={"dist": "uniform", "min": 10, "max": 5000}), "ctx_per_slot"),
+    ("unknown preset", lambda c: c["workload"].update(preset="seed-999"), "seed-000"),
 ]
 
 
@@ -159,3 +168,29 @@ def test_roofline_matches_seed_001_arithmetic():
     inst = {"memory_bandwidth_gb_s": 300}
     model = {"active_params_b": 2.0, "bytes_per_param": {"int8": 1.0}}
     assert roofline_tokens_per_s(inst, model, "int8", 1) == 150
+
+
+def test_length_distributions_and_seed_presets(tmp_path):
+    from llmbench.workload import length_mean, length_range, sample_length
+
+    lengths = tmp_path / "lengths.txt"
+    lengths.write_text("12\n40\n40\n100\n")
+    cfg = _write(tmp_path, lambda c: (c["workload"].update(
+        input_tokens={"dist": "empirical", "file": str(lengths)},
+        output_tokens={"dist": "normal", "mean": 50, "sd": 10, "min": 30, "max": 70}),
+        c["targets"][0]["serving"].update(ctx_per_slot=1024)))
+    w = plan(cfg, "2026-11-30", runs_root=tmp_path / "runs")["targets"][0]["workload"]
+    assert w["input_tokens"]["values"] == [12, 40, 40, 100]  # read once, carried in the target
+    draws = [sample_length(w["output_tokens"], 7, i, "output") for i in range(500)]
+    assert draws == [sample_length(w["output_tokens"], 7, i, "output") for i in range(500)]  # seeded
+    assert min(draws) >= 30 and max(draws) <= 70 and abs(sum(draws) / 500 - 50) < 2
+    assert {sample_length(w["input_tokens"], 7, i, "input") for i in range(200)} == {12, 40, 100}
+    assert length_range(w["input_tokens"]) == (12, 100) and length_mean(w["input_tokens"]) == 48
+
+    from llmbench.config import Workload
+
+    seed000 = Workload.model_validate({"preset": "seed-000"})
+    assert (seed000.input_tokens, seed000.output_tokens, seed000.concurrency) == (2048, 512, [1, 16, 64])
+    seed002 = Workload.model_validate({"preset": "seed-002", "concurrency": [1, 2]})  # the config wins
+    assert seed002.shared_prefix_tokens == 478 and seed002.concurrency == [1, 2]
+    assert seed002.input_tokens.mean == 1000 and seed002.output_tokens.mean == 560

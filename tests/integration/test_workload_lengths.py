@@ -1,0 +1,45 @@
+"""Request lengths drawn from distributions reach the server as asked, and the seeds' workload
+presets run on the embedded local default (llama-server, SmolLM2)."""
+
+import pandas as pd
+
+from llmbench import pipeline
+from llmbench.config import plan
+from llmbench.loadgen import Endpoint, run_sweep
+from llmbench.testing._serve import ServerProcess
+from llmbench.workload import sample_length
+
+from .conftest import llama_server_pids
+
+
+def test_output_lengths_are_the_drawn_ones(tmp_path):
+    workload = {"input_tokens": {"dist": "uniform", "min": 20, "max": 60},
+                "output_tokens": {"dist": "uniform", "min": 5, "max": 30},
+                "concurrency": [4], "requests_per_level": 12, "seed": 3, "request_timeout_s": 30}
+    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "20", "--itl-ms", "2") as server:
+        result = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), workload, tmp_path)
+    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
+    drawn = [sample_length(workload["output_tokens"], 3, i, "output") for i in rq["request_index"]]
+    assert len(set(drawn)) > 3  # really a distribution
+    assert rq["output_tokens"].tolist() == drawn and (rq["output_tokens_source"] == "usage").all()
+    assert rq["content_chunks"].tolist() == drawn  # counted chunks agree with the server's usage
+
+
+def test_seed_presets_run_on_the_local_default(tmp_path):
+    before = llama_server_pids()
+    for config, in_range, out_range in (("local-seed-000", (1900, 2200), (512, 512)),
+                                        ("local-seed-002", (1100, 1900), (380, 740))):
+        target = plan(config, "2026-11-30", {"concurrency": [1], "requests_per_level": 1},
+                      runs_root=tmp_path)["targets"][0]
+        handle = pipeline.deploy(target)
+        try:
+            pipeline.wait_ready(target, handle)
+            swept = pipeline.sweep(target, handle)
+        finally:
+            pipeline.teardown(target, handle)
+        (req,) = pd.read_parquet(swept["requests_path"]).to_dict("records")
+        assert req["ok"], req["error_detail"]
+        # input as the server counted it (the shared prefix and chat template included)
+        assert in_range[0] <= req["input_tokens"] <= in_range[1], (config, req["input_tokens"])
+        assert out_range[0] <= req["output_tokens"] <= out_range[1] and req["output_tokens_source"] == "usage"
+    assert llama_server_pids() == before
