@@ -224,7 +224,7 @@ async def run_level(
     endpoint: Endpoint,
     *,
     concurrency: int,
-    n_requests: int,
+    n_requests: int | None,
     input_tokens: int | dict,
     output_tokens: int | dict,
     seed: int,
@@ -234,20 +234,22 @@ async def run_level(
     on_record: Callable[[dict[str, Any]], None],
     next_index: Callable[[], int] | None = None,
     worker_offset: int = 0,
+    duration_s: float | None = None,
 ) -> tuple[list[dict[str, Any]], float]:
     """One closed-loop level. Returns (records, client CPU seconds spent during the level).
-    next_index: where a free worker takes its next request number (default: a local counter; a
-    counter shared between processes when the level is split over several, see run_level_split)."""
-    bodies = [
-        json.dumps(
-            chat_request_body(
-                make_prompt(seed, first_index + i, sample_length(input_tokens, seed, first_index + i, "input"),
-                            sample_length(output_tokens, seed, first_index + i, "output"), shared_prefix_tokens),
-                endpoint.model
-            )
-        ).encode()
-        for i in range(n_requests)
-    ]
+    It ends after n_requests requests, or, with duration_s, when no request may start any more
+    (a free worker sends nothing once duration_s has passed since the level began; those in
+    flight finish). next_index: where a free worker takes its next request number (default: a
+    local counter; a counter shared between processes when the level is split over several)."""
+
+    def body(i: int) -> bytes:
+        idx = first_index + i
+        prompt = make_prompt(seed, idx, sample_length(input_tokens, seed, idx, "input"),
+                             sample_length(output_tokens, seed, idx, "output"), shared_prefix_tokens)
+        return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
+
+    # A count-bounded level builds its bodies before the clock starts; a timed one, as it goes.
+    bodies = [body(i) for i in range(n_requests)] if n_requests is not None else None
     take = next_index or itertools.count().__next__
     records: list[dict[str, Any]] = []
     # The pool holds one connection per worker; see Endpoint.keep_alive.
@@ -255,13 +257,18 @@ async def run_level(
     cpu0 = time.process_time()
     async with aiohttp.ClientSession(connector=connector) as session:
 
+        deadline = time.perf_counter() + duration_s if duration_s else None
+
         async def worker(w: int) -> None:
             while True:
-                i = take()
-                if i >= n_requests:
+                if deadline is not None and time.perf_counter() >= deadline:
                     return
+                i = take()
+                if n_requests is not None and i >= n_requests:
+                    return
+                payload = bodies[i] if bodies is not None else body(i)
                 ready_ns = time.perf_counter_ns()
-                send_ns, end_ns, status, lines, kind, detail = await send_one(session, endpoint, bodies[i], timeout_s)
+                send_ns, end_ns, status, lines, kind, detail = await send_one(session, endpoint, payload, timeout_s)
                 rec = build_record(
                     concurrency=concurrency,
                     request_index=first_index + i,
@@ -444,7 +451,10 @@ def run_sweep(
     out_dir.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _msg: None)
     levels = list(workload["concurrency"])
-    n = int(workload["requests_per_level"])
+    duration_s = workload.get("level_duration_s")
+    # A timed level has no request count; request numbers stay apart across levels all the same.
+    n = None if duration_s else int(workload["requests_per_level"])
+    stride = 10**7 if duration_s else n
     common = _level_args(workload)
     slo = slo or {}
     jsonl_path = out_dir / "requests.jsonl"
@@ -462,22 +472,25 @@ def run_sweep(
                 record_hook(rec)
 
         for li, c in enumerate(levels):
-            say(f"level {li + 1}/{len(levels)}: concurrency {c}, {n} requests")
+            say(f"level {li + 1}/{len(levels)}: concurrency {c}, " +
+                (f"{duration_s:g} s" if duration_s else f"{n} requests"))
             procs = client_processes(c, workload.get("client_processes"))
             if procs == 1:
                 recs, cpu_s = asyncio.run(
-                    run_level(endpoint, concurrency=c, n_requests=n, first_index=li * n, on_record=on_record, **common)
+                    run_level(endpoint, concurrency=c, n_requests=n, first_index=li * stride, on_record=on_record,
+                              duration_s=duration_s, **common)
                 )
             else:  # record_hook fires as the merged records are written
                 recs, cpu_s = run_level_split(endpoint, concurrency=c, processes=procs, n_requests=n,
-                                              first_index=li * n, on_record=on_record, part_dir=out_dir, **common)
+                                              first_index=li * stride, on_record=on_record, part_dir=out_dir,
+                                              duration_s=duration_s, **common)
             row = metrics.summarize_level(recs, c, slo.get("ttft_ms"), slo.get("tpot_ms"), cpu_s)
             row["client_processes"] = procs
             level_rows.append(row)
             writer.write_table(pa.Table.from_pylist(recs, schema=schema))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
             say(
-                f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{n} ok, "
+                f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{row['requests_attempted']} ok, "
                 f"{_fmt(row['output_tokens_per_s'])} output tok/s, TTFT p50 {_fmt(row['ttft_ms_p50'])} ms"
             )
 

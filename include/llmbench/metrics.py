@@ -109,12 +109,42 @@ def summarize_level(
     row.update(distribution((r["e2e_ms"] for r in ok), "e2e_ms"))
     row.update(distribution((r.get("send_lag_ms") for r in records), "send_lag_ms"))
     row["client_saturated"] = client_saturated(row["client_cpu_pct"], row["send_lag_ms_p99"])
+    row.update(steady_state(records))
     if slo_ttft_ms is not None and slo_tpot_ms is not None and window_s > 0:
         good = [r for r in ok if meets_slo(r, slo_ttft_ms, slo_tpot_ms)]
         row["goodput_rps"] = len(good) / window_s
     else:
         row["goodput_rps"] = None
     return row
+
+
+def steady_state(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The level without its ramp-up and tail. Ramp-up: until the first request completes, every
+    stream is still in its first request, all sent at once. Tail: after the last request was sent,
+    streams only drain. Between the two the closed loop holds its concurrency; over that window:
+    output tokens whose chunk arrived inside it (a chunk counts output_tokens / content_chunks of
+    its request's tokens) per second, and TTFT of the requests sent inside it. None when the level
+    was too short to have such a window."""
+    keys = ("steady_window_s", "steady_requests", "steady_output_tokens_per_s", "steady_ttft_ms_p50")
+    ok = [r for r in records if r["ok"] and r.get("first_content_ns") is not None]
+    if not records or not ok:
+        return dict.fromkeys(keys)
+    start_ns = min(r["end_ns"] for r in records)
+    end_ns = max(r["send_ns"] for r in records)
+    if end_ns <= start_ns:
+        return dict.fromkeys(keys)
+    tokens = 0.0
+    for r in ok:
+        chunk_ns = [r["first_content_ns"]]
+        for gap_ms in r["itl_ms"]:
+            chunk_ns.append(chunk_ns[-1] + gap_ms * NS_PER_MS)
+        per_chunk = r["output_tokens"] / max(1, len(chunk_ns))
+        tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
+    inside = [r for r in ok if start_ns <= r["send_ns"] <= end_ns]
+    window_s = (end_ns - start_ns) / 1e9
+    return {"steady_window_s": window_s, "steady_requests": len(inside),
+            "steady_output_tokens_per_s": tokens / window_s,
+            "steady_ttft_ms_p50": distribution((r["ttft_ms"] for r in inside), "ttft_ms")["ttft_ms_p50"]}
 
 
 def client_saturated(client_cpu_pct: float | None, send_lag_ms_p99: float | None) -> bool:

@@ -43,3 +43,17 @@ def test_seed_presets_run_on_the_local_default(tmp_path):
         assert in_range[0] <= req["input_tokens"] <= in_range[1], (config, req["input_tokens"])
         assert out_range[0] <= req["output_tokens"] <= out_range[1] and req["output_tokens_source"] == "usage"
     assert llama_server_pids() == before
+
+
+def test_a_timed_level_stops_sending_at_its_duration(tmp_path):
+    workload = {"input_tokens": 16, "output_tokens": 20, "concurrency": [4], "requests_per_level": 1,
+                "level_duration_s": 2.0, "seed": 1, "request_timeout_s": 30}
+    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "50", "--itl-ms", "5") as server:
+        result = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), workload, tmp_path)
+    (level,) = result.levels
+    rq = pd.read_parquet(result.requests_path)
+    # each request takes ~0.15 s: 4 streams for 2 s send about 4 x 13; none after the 2 s mark
+    assert 30 <= level["requests_ok"] <= 60 and level["requests_failed"] == 0
+    assert (rq["send_ns"].max() - rq["send_ns"].min()) / 1e9 < 2.0
+    assert rq["request_index"].is_unique
+    assert level["steady_window_s"] > 1.5 and level["steady_output_tokens_per_s"] > 0

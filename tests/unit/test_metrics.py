@@ -14,6 +14,7 @@ def rec(send_ms, content_ms, end_ms, output_tokens, ok=True, kind=None):
     return {
         "ok": ok, "error_kind": kind, "send_ns": int(send_ms * MS), "end_ns": int(end_ms * MS),
         "output_tokens": output_tokens, "input_tokens": 10 if ok else None, "send_lag_ms": 0.5, **t,
+        "first_content_ns": int(content_ms[0] * MS) if content_ms else None,
     }
 
 
@@ -83,3 +84,22 @@ def test_knee_is_the_lowest_level_near_the_best_throughput():
     (None, None, False), (50.0, 1.0, False), (69.9, 10.0, False), (70.0, 1.0, True), (10.0, 10.5, True)])
 def test_client_saturated(cpu_pct, lag_p99, saturated):
     assert metrics.client_saturated(cpu_pct, lag_p99) is saturated
+
+
+def test_steady_state_window_by_hand():
+    # Two streams. Ramp-up ends at the first completion (500 ms); the tail starts at the last send
+    # (1000 ms). Chunks inside [500, 1000]: stream A's second request (sent 500) has chunks at
+    # 600, 700, 800 (3) and stream B's first request chunks at 450, 550, 900 -> 550 and 900 (2);
+    # the last request (sent 1000) has chunks at 1100, 1200 (outside). 5 tokens in 0.5 s.
+    records = [
+        rec(0, [100, 200, 300], 500, 3),        # A1: ramp-up
+        rec(500, [600, 700, 800], 900, 3),      # A2
+        rec(0, [450, 550, 900], 950, 3),        # B1
+        rec(1000, [1100, 1200], 1300, 2),       # A3: sent at the window's end
+    ]
+    st = metrics.steady_state(records)
+    assert st["steady_window_s"] == pytest.approx(0.5)
+    assert st["steady_output_tokens_per_s"] == pytest.approx(5 / 0.5)
+    assert st["steady_requests"] == 2  # A2 (sent 500) and A3 (sent 1000)
+    assert st["steady_ttft_ms_p50"] == pytest.approx(100)
+    assert metrics.steady_state([rec(0, [10], 20, 1)])["steady_window_s"] is None  # too short to have one
