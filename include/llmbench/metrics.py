@@ -173,3 +173,13 @@ def knee_concurrency(levels: Sequence[dict[str, Any]], fraction: float = 0.9) ->
         return None
     best = max(tps for _, tps in rated)
     return min(c for c, tps in rated if tps >= fraction * best)
+
+
+def latency_degradation(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_p50") -> float | None:
+    """How much slower a request gets from the lowest to the highest concurrency (seed 002's
+    table): metric at the highest level / at the lowest - 1 (0.5 = 50 % slower). None with
+    fewer than two levels or a missing value."""
+    rated = sorted((lv["concurrency"], lv.get(metric)) for lv in levels)
+    if len(rated) < 2 or not rated[0][1] or rated[-1][1] is None or rated[-1][1] != rated[-1][1]:
+        return None
+    return rated[-1][1] / rated[0][1] - 1

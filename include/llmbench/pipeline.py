@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from llmbench import __version__, chaos, pricing
+from llmbench import __version__, chaos, metrics, pricing
 from llmbench.backends import get_backend
 from llmbench.backends.base import DeployError
 
@@ -336,6 +336,10 @@ def price_performance(run_dir: str) -> str:
             frame["validation_passed"] = row["validation_passed"]
         levels.append(lv)
         requests.append(rq)
+        # Per target, over its levels: the knee and how much latency the highest level costs.
+        level_rows = lv.to_dict("records")
+        row["knee_concurrency"] = metrics.knee_concurrency(level_rows)
+        row["e2e_ms_p50_degradation"] = metrics.latency_degradation(level_rows)
         prices.extend(_price_rows(run, target, lv, row["validation_passed"]))
 
     pp = pd.DataFrame(prices)

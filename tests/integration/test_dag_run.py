@@ -53,6 +53,9 @@ def test_dag_publishes_real_measurements_and_reruns_replace(airflow_env, tmp_pat
     assert png.stat().st_size > 50_000  # a rendered page of plots, not a blank one
     teardown_s = rows(airflow_env, "SELECT endpoint_seconds FROM llmbench.targets WHERE run_key = ?", run_key)
     assert all(s > 0 for (s,) in teardown_s)
+    for knee, degradation in rows(airflow_env, "SELECT knee_concurrency, e2e_ms_p50_degradation FROM llmbench.targets "
+                                  "WHERE run_key = ?", run_key):
+        assert knee in (1, 2) and degradation is not None and degradation > -1
 
     # The same date twice more: one row set, from the newest attempt.
     dirs = {run_dir}

@@ -103,3 +103,12 @@ def test_steady_state_window_by_hand():
     assert st["steady_requests"] == 2  # A2 (sent 500) and A3 (sent 1000)
     assert st["steady_ttft_ms_p50"] == pytest.approx(100)
     assert metrics.steady_state([rec(0, [10], 20, 1)])["steady_window_s"] is None  # too short to have one
+
+
+def test_latency_degradation_from_lowest_to_highest_concurrency():
+    levels = [{"concurrency": 8, "e2e_ms_p50": 300.0}, {"concurrency": 1, "e2e_ms_p50": 200.0},
+              {"concurrency": 4, "e2e_ms_p50": 250.0}]
+    assert metrics.latency_degradation(levels) == pytest.approx(0.5)
+    assert metrics.latency_degradation(levels[:1]) is None
+    assert metrics.latency_degradation([{"concurrency": 1, "e2e_ms_p50": None},
+                                        {"concurrency": 2, "e2e_ms_p50": 5.0}]) is None
