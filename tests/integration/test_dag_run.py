@@ -139,3 +139,13 @@ def test_dag_publishes_to_postgresql_through_an_airflow_connection(airflow_env, 
     finally:
         with psycopg.connect(admin, autocommit=True) as con:
             con.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def test_params_that_contradict_the_config_are_refused_by_plan_before_any_deploy(airflow_env):
+    before = llama_server_pids()
+    r = dags_test(airflow_env, "2026-11-09", {"config": "local", "targets": ["no-such-target"]})
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert "params.targets: unknown target ids ['no-such-target']; allowed: ['smollm2-q4_1-1slot'" in out
+    assert llama_server_pids() == before
+    assert not (paths.Path(airflow_env["LLMBENCH_HOME"]) / "runs" / "local-2026-11-09").exists()  # nothing created
