@@ -88,6 +88,9 @@ class Workload(_Strict):
     # A level ends after requests_per_level requests or, when set, after this many seconds (no
     # request starts later; the ones in flight finish).
     level_duration_s: float | None = Field(None, gt=0)
+    # Each level is run this many times in a row; the level's row then carries 95 % confidence
+    # intervals of its throughput and TTFT p50 across the repeats.
+    repeats: int = Field(1, ge=1, le=20)
     # Load-generator processes per level (None: one per 128 streams, at most one per core).
     client_processes: int | None = Field(None, ge=1, le=64)
 
@@ -448,8 +451,8 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
     # Estimate: each level runs ceil(n / c) rounds of one request at a fraction of the roofline.
     single_tps = roof * DECODE_EFFICIENCY if roof else 40.0
     out_mean = length_mean(_spec(w.output_tokens))
-    sweep_s = (w.level_duration_s * len(w.concurrency) if w.level_duration_s else
-               sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency))
+    sweep_s = w.repeats * (w.level_duration_s * len(w.concurrency) if w.level_duration_s else
+                           sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency))
     sweep_s += w.warmup_requests * out_mean / single_tps
     hours = DEPLOY_OVERHEAD_MIN[cfg.backend] / 60 + sweep_s / 3600
     return {

@@ -235,6 +235,7 @@ async def run_level(
     next_index: Callable[[], int] | None = None,
     worker_offset: int = 0,
     duration_s: float | None = None,
+    repeat: int = 0,
 ) -> tuple[list[dict[str, Any]], float]:
     """One closed-loop level. Returns (records, client CPU seconds spent during the level).
     It ends after n_requests requests, or, with duration_s, when no request may start any more
@@ -282,6 +283,7 @@ async def run_level(
                     error_detail=detail,
                     wire=endpoint.wire,
                 )
+                rec["repeat"] = repeat
                 records.append(rec)
                 on_record(rec)
 
@@ -394,7 +396,7 @@ def request_schema():
         ("send_lag_ms", pa.float64()), ("ttft_ms", pa.float64()), ("e2e_ms", pa.float64()),
         ("tpot_ms", pa.float64()), ("itl_ms", pa.list_(pa.float64())), ("content_chunks", pa.int32()),
         ("output_tokens", pa.int32()), ("output_tokens_source", pa.string()), ("output_tokens_counted", pa.int32()),
-        ("input_tokens", pa.int32()), ("finish_reason", pa.string()),
+        ("input_tokens", pa.int32()), ("finish_reason", pa.string()), ("repeat", pa.int32()),
     ])
 
 
@@ -454,7 +456,8 @@ def run_sweep(
     duration_s = workload.get("level_duration_s")
     # A timed level has no request count; request numbers stay apart across levels all the same.
     n = None if duration_s else int(workload["requests_per_level"])
-    stride = 10**7 if duration_s else n
+    stride = 10**6 if duration_s else n
+    repeats = int(workload.get("repeats") or 1)
     common = _level_args(workload)
     slo = slo or {}
     jsonl_path = out_dir / "requests.jsonl"
@@ -475,16 +478,26 @@ def run_sweep(
             say(f"level {li + 1}/{len(levels)}: concurrency {c}, " +
                 (f"{duration_s:g} s" if duration_s else f"{n} requests"))
             procs = client_processes(c, workload.get("client_processes"))
-            if procs == 1:
-                recs, cpu_s = asyncio.run(
-                    run_level(endpoint, concurrency=c, n_requests=n, first_index=li * stride, on_record=on_record,
-                              duration_s=duration_s, **common)
-                )
-            else:  # record_hook fires as the merged records are written
-                recs, cpu_s = run_level_split(endpoint, concurrency=c, processes=procs, n_requests=n,
-                                              first_index=li * stride, on_record=on_record, part_dir=out_dir,
-                                              duration_s=duration_s, **common)
+            recs, cpu_s, per_repeat = [], 0.0, []
+            for rep in range(repeats):  # repeated runs of the level: confidence intervals
+                first = (li * repeats + rep) * stride
+                if procs == 1:
+                    r_recs, r_cpu = asyncio.run(
+                        run_level(endpoint, concurrency=c, n_requests=n, first_index=first, on_record=on_record,
+                                  duration_s=duration_s, repeat=rep, **common)
+                    )
+                else:  # record_hook fires as the merged records are written
+                    r_recs, r_cpu = run_level_split(endpoint, concurrency=c, processes=procs, n_requests=n,
+                                                    first_index=first, on_record=on_record, part_dir=out_dir,
+                                                    duration_s=duration_s, repeat=rep, **common)
+                recs.extend(r_recs)
+                cpu_s += r_cpu
+                per_repeat.append(metrics.summarize_level(r_recs, c))
             row = metrics.summarize_level(recs, c, slo.get("ttft_ms"), slo.get("tpot_ms"), cpu_s)
+            row["repeats"] = repeats
+            for metric in ("output_tokens_per_s", "ttft_ms_p50"):
+                row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
+                    [r[metric] for r in per_repeat])
             row["client_processes"] = procs
             level_rows.append(row)
             writer.write_table(pa.Table.from_pylist(recs, schema=schema))

@@ -183,3 +183,22 @@ def latency_degradation(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_
     if len(rated) < 2 or not rated[0][1] or rated[-1][1] is None or rated[-1][1] != rated[-1][1]:
         return None
     return rated[-1][1] / rated[0][1] - 1
+
+
+# Student's t, two-sided 95 %, by degrees of freedom (repeats - 1); beyond 30, the normal's 1.96.
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+        20: 2.086, 25: 2.060, 30: 2.042}
+
+
+def confidence_interval(values: Sequence[float | None]) -> tuple[float | None, float | None]:
+    """95 % confidence interval of the mean of repeated measurements (Student's t): (low, high),
+    or (None, None) with fewer than two values."""
+    vals = [v for v in values if v is not None and v == v]
+    if len(vals) < 2:
+        return None, None
+    arr = np.asarray(vals, dtype=float)
+    df = len(arr) - 1
+    t = _T95.get(df) or (1.96 if df > 30 else _T95[max(k for k in _T95 if k <= df)])
+    half = t * arr.std(ddof=1) / np.sqrt(len(arr))
+    return float(arr.mean() - half), float(arr.mean() + half)

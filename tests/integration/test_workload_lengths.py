@@ -57,3 +57,17 @@ def test_a_timed_level_stops_sending_at_its_duration(tmp_path):
     assert (rq["send_ns"].max() - rq["send_ns"].min()) / 1e9 < 2.0
     assert rq["request_index"].is_unique
     assert level["steady_window_s"] > 1.5 and level["steady_output_tokens_per_s"] > 0
+
+
+def test_repeated_levels_carry_confidence_intervals(tmp_path):
+    workload = {"input_tokens": 16, "output_tokens": 20, "concurrency": [2], "requests_per_level": 6,
+                "repeats": 3, "seed": 1, "request_timeout_s": 30}
+    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "30", "--itl-ms", "3") as server:
+        result = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), workload, tmp_path)
+    (level,) = result.levels
+    rq = pd.read_parquet(result.requests_path)
+    assert level["repeats"] == 3 and level["requests_ok"] == 18
+    assert sorted(rq["repeat"].unique()) == [0, 1, 2] and rq["request_index"].is_unique
+    low, high = level["output_tokens_per_s_ci95_low"], level["output_tokens_per_s_ci95_high"]
+    assert low < high and low <= level["output_tokens_per_s"] * 1.05 and high >= level["output_tokens_per_s"] * 0.95
+    assert level["ttft_ms_p50_ci95_low"] <= level["ttft_ms_p50_ci95_high"]

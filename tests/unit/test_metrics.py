@@ -112,3 +112,11 @@ def test_latency_degradation_from_lowest_to_highest_concurrency():
     assert metrics.latency_degradation(levels[:1]) is None
     assert metrics.latency_degradation([{"concurrency": 1, "e2e_ms_p50": None},
                                         {"concurrency": 2, "e2e_ms_p50": 5.0}]) is None
+
+
+def test_confidence_interval_by_hand():
+    low, high = metrics.confidence_interval([10.0, 12.0, 14.0])  # mean 12, sd 2, t(2) = 4.303
+    half = 4.303 * 2 / math.sqrt(3)
+    assert (low, high) == (pytest.approx(12 - half), pytest.approx(12 + half))
+    assert metrics.confidence_interval([5.0]) == (None, None)
+    assert metrics.confidence_interval([5.0, None, 5.0]) == (pytest.approx(5.0), pytest.approx(5.0))
