@@ -249,8 +249,10 @@ async def run_level(
                              sample_length(output_tokens, seed, idx, "output"), shared_prefix_tokens)
         return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
 
-    # A count-bounded level builds its bodies before the clock starts; a timed one, as it goes.
-    bodies = [body(i) for i in range(n_requests)] if n_requests is not None else None
+    # A count-bounded level in one process builds its bodies before the clock starts; a timed
+    # level, or one process's share of a split level (which requests it gets is not known in
+    # advance), builds each body when it takes the request.
+    bodies = [body(i) for i in range(n_requests)] if n_requests is not None and next_index is None else None
     take = next_index or itertools.count().__next__
     records: list[dict[str, Any]] = []
     # The pool holds one connection per worker; see Endpoint.keep_alive.

@@ -55,6 +55,10 @@ def _event(target: dict[str, Any], stage: str, status: str, **extra: Any) -> Non
         f.write(json.dumps({"stage": stage, "status": status, "at": _now(), **extra}) + "\n")
 
 
+def _failed(target: dict[str, Any], name: str, e: BaseException) -> None:
+    _event(target, name, "failed", error=f"{type(e).__name__}: {e}"[:2000], traceback=traceback.format_exc()[-4000:])
+
+
 @contextmanager
 def stage(target: dict[str, Any], name: str) -> Iterator[None]:
     """Record a stage's start and outcome; re-raise failures after recording them."""
@@ -63,7 +67,7 @@ def stage(target: dict[str, Any], name: str) -> Iterator[None]:
         chaos.at_stage(target["target_id"], name)  # a no-op unless LLMBENCH_CHAOS asks for a drill
         yield
     except BaseException as e:  # KeyboardInterrupt / task timeouts too: record, then re-raise
-        _event(target, name, "failed", error=f"{type(e).__name__}: {e}"[:2000], traceback=traceback.format_exc()[-4000:])
+        _failed(target, name, e)
         raise
     _event(target, name, "succeeded")
 
@@ -137,7 +141,7 @@ def deploy_within_quota(target: dict[str, Any], **backend_kwargs: Any) -> dict[s
     return deploy(target, **backend_kwargs)
 
 
-READY, FAILED = "InService", ("Failed", "OutOfService", "Deleting", "SystemUpdating")
+READY, FAILED = "InService", ("Failed", "OutOfService", "Deleting")  # SystemUpdating passes
 
 
 def check_ready(target: dict[str, Any], handle: dict[str, Any], **backend_kwargs: Any) -> bool:
@@ -153,7 +157,7 @@ def check_ready(target: dict[str, Any], handle: dict[str, Any], **backend_kwargs
             raise DeployError(f"endpoint {handle['endpoint_name']} not InService: status {status} after "
                               f"{timeout_s}s")
     except BaseException as e:
-        _event(target, "wait_ready", "failed", error=f"{type(e).__name__}: {e}"[:2000])
+        _failed(target, "wait_ready", e)
         raise
     if status == READY:
         _event(target, "wait_ready", "succeeded", waited_s=waited_s)
