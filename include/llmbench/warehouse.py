@@ -3,7 +3,8 @@
 Three engines, two drivers, one code path: DuckDB (the embedded default, a file), PostgreSQL (a
 postgresql:// DSN) and Redshift (a redshift:// DSN: the PostgreSQL wire protocol, with the schema
 files rewritten where Redshift's SQL differs: VARCHAR needs a length, ADD COLUMN takes no IF NOT
-EXISTS, no advisory locks). The Redshift dialect is tested on PostgreSQL, never on Redshift itself. publish() deletes the run key's rows and inserts the new
+EXISTS, no advisory locks). The Redshift dialect is tested on PostgreSQL, never on Redshift itself.
+publish() deletes the run key's rows and inserts the new
 ones in one transaction: publishing a run key again replaces it (backfills and re-runs never
 double-count), and a failure half-way rolls back to the previous state. Values are always bound
 parameters, never formatted into SQL.
@@ -77,9 +78,7 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
     from datetime import datetime, timezone
 
     mark = "%s" if postgres else "?"
-    if not postgres:
-        con.execute("BEGIN TRANSACTION")
-    try:
+    with _in_transaction(con, postgres):
         if postgres and not redshift:
             con.execute("SELECT pg_advisory_xact_lock(hashtext('llmbench.migrate'))")
         for stmt in MIGRATIONS_DDL:
@@ -99,11 +98,7 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
             con.execute(f"INSERT INTO llmbench.schema_migrations VALUES ({mark}, {mark}, {mark})",
                         [version, checksum, datetime.now(timezone.utc)])
             applied.append(version)
-        con.commit() if postgres else con.execute("COMMIT")
-        return applied
-    except Exception:
-        con.rollback() if postgres else con.execute("ROLLBACK")
-        raise
+    return applied
 
 
 def connect(target: Path | str | None = None):
@@ -154,19 +149,26 @@ def _rows(df) -> tuple[list[str], list[tuple]]:
 
 
 @contextmanager
+def _in_transaction(con, postgres: bool) -> Iterator[Any]:
+    """Commit if the block succeeds, roll back and re-raise if it fails; the same on both drivers."""
+    if not postgres:
+        con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+        con.commit() if postgres else con.execute("COMMIT")
+    except Exception:
+        con.rollback() if postgres else con.execute("ROLLBACK")
+        raise
+
+
+@contextmanager
 def transaction(target: Path | str | None = None) -> Iterator[Any]:
     """A connection inside one transaction: committed if the block succeeds, rolled back (and
     re-raised) if it fails; closed either way. The same on DuckDB and PostgreSQL."""
-    pg = is_postgres(target)
     con = connect(target)
     try:
-        if not pg:
-            con.execute("BEGIN TRANSACTION")
-        yield con
-        con.commit() if pg else con.execute("COMMIT")
-    except Exception:
-        con.rollback() if pg else con.execute("ROLLBACK")
-        raise
+        with _in_transaction(con, is_postgres(target)):
+            yield con
     finally:
         con.close()
 
