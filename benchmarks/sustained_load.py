@@ -65,6 +65,7 @@ def main() -> None:
         "ttft_ms_p50": round(lv["ttft_ms_p50"], 1), "ttft_ms_p99": round(lv["ttft_ms_p99"], 1),
         "itl_ms_mean": round(lv["itl_ms_mean"], 3), "itl_ms_p99": round(lv["itl_ms_p99"], 2),
         "client_cpu_pct": round(lv["client_cpu_pct"], 1),
+        "client_saturated": bool(lv["client_saturated"]),
         "achieved_concurrency": round(lv["achieved_concurrency"], 1),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
