@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llmbench import paths
-from llmbench.prices import SERVICE_CODE, cached_price
+from llmbench.prices import SERVICE_CODE, cached_prices
 from llmbench.workload import length_mean, length_range
 
 
@@ -433,7 +433,7 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
                 f"headroom ({inst['memory_gb_per_gpu']} GB x {s.gpu_memory_utilization} x "
                 f"{1 - sm.kv_headroom_fraction:.2f}); use more GPUs or a smaller precision"
             )
-    api_price = cached_price(region, t.instance_type) if cfg.backend == "sagemaker" else None
+    api_price = cat["pricing_api"].get(region, {}).get(t.instance_type) if cfg.backend == "sagemaker" else None
     if t.usd_per_hour is not None:
         usd_per_hour, price_source, price_date = t.usd_per_hour, "config", None
     elif api_price is not None:  # refreshed from the AWS Pricing API (llmbench_prices DAG)
@@ -479,7 +479,7 @@ def plan(
     created (no folder, no endpoint) unless every target passes its checks.
     """
     cfg = _apply_params(load_config(config_name), params or {})
-    cat = load_catalogs()
+    cat = {**load_catalogs(), "pricing_api": cached_prices()}  # the price cache read once per plan
     run_key = make_run_key(cfg.name, logical_date)
     # Each attempt at a run key gets its own folder, so re-running a date never overwrites
     # what an earlier attempt measured; the warehouse keeps only the latest publish.

@@ -1,7 +1,7 @@
 """SageMaker on-demand hosting prices from the AWS Price List (Pricing) API, cached with their date.
 
   refresh_sagemaker_prices(session, {"us-west-2": ["ml.g7e.2xlarge", ...]})  -> the cache file
-  cached_price("us-west-2", "ml.g7e.2xlarge")                              -> {usd_per_hour, ...}
+  cached_prices()["us-west-2"]["ml.g7e.2xlarge"]                            -> {usd_per_hour, ...}
 
 plan() prefers a cached API price to the catalog's (a price on the target in the config wins over
 both); whichever it used is frozen on every row it produces, with its source and date, so a
@@ -32,7 +32,8 @@ def cache_file() -> Path:
     return paths.data_home() / "prices" / "sagemaker-hosting.json"
 
 
-def _load() -> dict[str, Any]:
+def cached_prices() -> dict[str, Any]:
+    """The whole cache: {region: {instance type: {usd_per_hour, sku, fetched_at}}} (empty if none)."""
     p = cache_file()
     return json.loads(p.read_text()) if p.exists() else {}
 
@@ -74,7 +75,7 @@ def refresh_sagemaker_prices(session: Any, wanted: dict[str, list[str]],
     """Fetch hosting prices for {region: [instance types]} and merge them into the cache file
     (written atomically). Types the API does not price keep their cached or catalog price.
     Returns what was fetched, per region."""
-    cache = _load()
+    cache = cached_prices()
     fetched = {}
     for region, types in wanted.items():
         fetched[region] = fetch_hosting_prices(session, region, types, endpoint_url)
@@ -85,7 +86,3 @@ def refresh_sagemaker_prices(session: Any, wanted: dict[str, list[str]],
     tmp.write_text(json.dumps(cache, indent=2, sort_keys=True))
     tmp.replace(p)
     return fetched
-
-
-def cached_price(region: str, instance_type: str) -> dict[str, Any] | None:
-    return _load().get(region, {}).get(instance_type)
