@@ -41,7 +41,9 @@ def _need_local_server():
 def small_target(parallel: int = 2, extra_args=None) -> dict:
     return {
         "serving": {"name": f"test-{parallel}slots", "parallel": parallel, "threads": 2, "ctx_per_slot": 512,
-                    "max_lifetime_s": 900, "extra_args": extra_args or []},
+                    # The session's shared server must outlive the whole suite (16 min and growing):
+                    # at 900 s its own lifetime guard stopped it mid-run, under later tests.
+                    "max_lifetime_s": 3600, "extra_args": extra_args or []},
     }
 
 
