@@ -1,4 +1,4 @@
-"""The aiohttp load generator: a closed-loop concurrency sweep against an OpenAI-compatible
+"""The load generator: a closed-loop concurrency sweep against an OpenAI-compatible
 streaming endpoint.
 
 Closed loop: at level C, C workers each send their next request as soon as their previous one
@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import aiohttp
+import ssl
 
 from llmbench import metrics
+from llmbench.httpstream import StreamClient, decode_response
+from llmbench.recordworker import RecordBuilder
 from llmbench.workload import chat_request_body, make_prompt, sample_length
 
 ProgressFn = Callable[[str], None]
@@ -184,40 +186,39 @@ def build_record(
 
 
 async def send_one(
-    session: aiohttp.ClientSession,
+    client: StreamClient,
     endpoint: Endpoint,
     body: bytes,
     timeout_s: float,
 ) -> tuple[int, int, int | None, list[tuple[int, bytes]], str | None, str | None]:
-    """Send one streaming request. Returns (send_ns, end_ns, http_status, lines, error_kind,
-    error_detail); `lines` are the response's byte chunks as read, timestamped. Never raises for
-    anything the server or network does."""
+    """Send one streaming request on this worker's connection. Returns (send_ns, end_ns,
+    http_status, chunks, error_kind, error_detail); `chunks` are the response body's bytes as
+    read, timestamped (httpstream: one stamp per read, decoded after the response ended). Never
+    raises for anything the server or network does."""
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **endpoint.headers}
     if endpoint.signer is not None:
         headers = endpoint.signer.sign(endpoint.url, body, headers)  # before the clock starts
-    lines: list[tuple[int, bytes]] = []
-    status = None
-    send_ns = time.perf_counter_ns()
     try:
-        async with session.post(
-            endpoint.url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
-        ) as resp:
-            status = resp.status
-            if status != 200:
-                text = (await resp.read())[:300].decode("utf-8", "replace")
-                return send_ns, time.perf_counter_ns(), status, lines, "http_status", f"HTTP {status}: {text}"
-            # Whatever arrived, as it arrived: one await and one timestamp per read, not per
-            # line; splitting into lines (and event-stream frames) happens off the hot path.
-            async for data in resp.content.iter_any():
-                lines.append((time.perf_counter_ns(), data))
-        return send_ns, time.perf_counter_ns(), status, lines, None, None
-    except asyncio.TimeoutError:
-        return send_ns, time.perf_counter_ns(), status, lines, "timeout", f"no complete response within {timeout_s}s"
-    except aiohttp.ClientError as e:  # payload errors and disconnects included
-        kind = "stream_error" if status is not None else "connection"
-        return send_ns, time.perf_counter_ns(), status, lines, kind, f"{type(e).__name__}: {e}"[:300]
-    except OSError as e:
-        return send_ns, time.perf_counter_ns(), status, lines, "connection", f"{type(e).__name__}: {e}"[:300]
+        async with asyncio.timeout(timeout_s):
+            send_ns, end_ns, reads, outcome = await client.post(body, headers)
+    except TimeoutError:
+        now = time.perf_counter_ns()
+        resp = decode_response(client.reads)
+        return (client.sent_ns or now), now, resp.status, resp.body, "timeout", f"no complete response within {timeout_s}s"
+    except (OSError, ssl.SSLError) as e:  # no connection could be made
+        now = time.perf_counter_ns()
+        return now, now, None, [], "connection", f"{type(e).__name__}: {e}"[:300]
+    resp = decode_response(reads)
+    if resp.status is None:
+        kind = "connection" if not reads else "stream_error"
+        return send_ns, end_ns, None, [], kind, f"{type(outcome).__name__}: {outcome}"[:300] if outcome else resp.error
+    if resp.status != 200:
+        text = b"".join(d for _, d in resp.body)[:300].decode("utf-8", "replace")
+        return send_ns, end_ns, resp.status, [], "http_status", f"HTTP {resp.status}: {text}"
+    if resp.error or not resp.complete:
+        why = resp.error or f"connection closed mid-response ({type(outcome).__name__}: {outcome})"
+        return send_ns, end_ns, resp.status, resp.body, "stream_error", why[:300]
+    return send_ns, end_ns, resp.status, resp.body, None, None
 
 
 async def run_level(
@@ -255,49 +256,90 @@ async def run_level(
     bodies = [body(i) for i in range(n_requests)] if n_requests is not None and next_index is None else None
     take = next_index or itertools.count().__next__
     records: list[dict[str, Any]] = []
-    # The pool holds one connection per worker; see Endpoint.keep_alive.
-    connector = aiohttp.TCPConnector(limit=concurrency, force_close=not endpoint.keep_alive)
-    cpu0 = time.process_time()
-    async with aiohttp.ClientSession(connector=connector) as session:
 
-        deadline = time.perf_counter() + duration_s if duration_s else None
-
-        async def worker(w: int) -> None:
-            while True:
-                if deadline is not None and time.perf_counter() >= deadline:
-                    return
-                i = take()
-                if n_requests is not None and i >= n_requests:
-                    return
-                payload = bodies[i] if bodies is not None else body(i)
-                ready_ns = time.perf_counter_ns()
-                send_ns, end_ns, status, lines, kind, detail = await send_one(session, endpoint, payload, timeout_s)
-                rec = build_record(
-                    concurrency=concurrency,
-                    request_index=first_index + i,
-                    worker=worker_offset + w,
-                    send_ns=send_ns,
-                    end_ns=end_ns,
-                    send_lag_ns=send_ns - ready_ns,
-                    http_status=status,
-                    lines=lines,
-                    error_kind=kind,
-                    error_detail=detail,
-                    wire=endpoint.wire,
-                )
-                rec["repeat"] = repeat
-                records.append(rec)
-                on_record(rec)
-
-        # A TaskGroup, not gather: if one worker raises (disk full, a drill), the others are
-        # cancelled at once instead of measuring on after the sweep has already failed.
+    async def worker(w: int) -> None:
+        # One connection per worker; see Endpoint.keep_alive.
+        client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
         try:
-            async with asyncio.TaskGroup() as tg:
-                for w in range(concurrency):
-                    tg.create_task(worker(w))
-        except ExceptionGroup as group:
-            raise group.exceptions[0]  # the first failure, as itself (the others are cancellations)
-    return records, time.process_time() - cpu0
+            await _work(w, client)
+        finally:
+            client.close()
+
+    async def _work(w: int, client: StreamClient) -> None:
+        while True:
+            if deadline is not None and time.perf_counter() >= deadline:
+                return
+            i = take()
+            if n_requests is not None and i >= n_requests:
+                return
+            payload = bodies[i] if bodies is not None else body(i)
+            ready_ns = time.perf_counter_ns()
+            send_ns, end_ns, status, lines, kind, detail = await send_one(client, endpoint, payload, timeout_s)
+            # The record is built in the helper process; the worker sends its next request now.
+            builder.submit(dict(
+                concurrency=concurrency,
+                request_index=first_index + i,
+                worker=worker_offset + w,
+                send_ns=send_ns,
+                end_ns=end_ns,
+                # waiting on the client itself; connecting is the server's (or network's) time
+                send_lag_ns=max(0, send_ns - ready_ns - client.connect_ns),
+                http_status=status,
+                lines=lines,
+                error_kind=kind,
+                error_detail=detail,
+                wire=endpoint.wire,
+                extra={"repeat": repeat},
+            ))
+
+    def deliver(rec: dict[str, Any]) -> None:
+        records.append(rec)
+        on_record(rec)
+
+    async def drive() -> None:
+        async with asyncio.TaskGroup() as workers:
+            for w in range(concurrency):
+                workers.create_task(worker(w))
+        await builder.finish()
+
+    builder = RecordBuilder(deliver)
+    await builder.start()
+    cpu0 = time.process_time()
+    deadline = time.perf_counter() + duration_s if duration_s else None
+    # TaskGroups, not gather: if a worker or the record delivery raises (disk full, a drill),
+    # everything else is cancelled at once instead of measuring on after the sweep has failed.
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(builder.read())
+            tg.create_task(drive())
+    except BaseExceptionGroup as group:
+        raise _first_failure(group) from None
+    finally:
+        await builder.close()
+    return records, time.process_time() - cpu0 + builder.cpu_s
+
+
+def _first_failure(group: BaseExceptionGroup) -> BaseException:
+    """The first real failure in a (nested) exception group, as itself; the rest are the
+    cancellations it caused."""
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            return _first_failure(exc)
+        if not isinstance(exc, asyncio.CancelledError):
+            return exc
+    return group.exceptions[0]
+
+
+
+def run_loop(coro):
+    """Run a coroutine on a fresh event loop: uvloop when installed (it is, with Airflow's API
+    server), whose reads and wake-ups cost less CPU than asyncio's, else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro)
 
 
 STREAMS_PER_PROCESS = 128  # streams one client process drives before its core becomes the limit
@@ -333,7 +375,7 @@ def _child_level(endpoint: Endpoint, level_kwargs: dict[str, Any], concurrency: 
 
             ready.release()
             go.wait()
-            recs, cpu_s = asyncio.run(run_level(endpoint, concurrency=concurrency, on_record=on_record,
+            recs, cpu_s = run_loop(run_level(endpoint, concurrency=concurrency, on_record=on_record,
                                                 next_index=take, worker_offset=worker_offset, **level_kwargs))
         results.put(pickle.dumps((recs, cpu_s, None)))
     except BaseException as e:  # noqa: BLE001 (reported to the parent, which raises)
@@ -426,7 +468,7 @@ def run_warmup(endpoint: Endpoint, workload: dict[str, Any], progress: ProgressF
     if n == 0:
         return {"warmup_requests": 0, "failed": 0}
     (progress or (lambda _m: None))(f"warm-up: {n} request(s), timings discarded")
-    recs, _ = asyncio.run(
+    recs, _ = run_loop(
         run_level(endpoint, concurrency=1, n_requests=n, first_index=-n, on_record=lambda r: None, **_level_args(workload))
     )
     failed = [r for r in recs if not r["ok"]]
@@ -484,7 +526,7 @@ def run_sweep(
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
                 first = (li * repeats + rep) * stride
                 if procs == 1:
-                    r_recs, r_cpu = asyncio.run(
+                    r_recs, r_cpu = run_loop(
                         run_level(endpoint, concurrency=c, n_requests=n, first_index=first, on_record=on_record,
                                   duration_s=duration_s, repeat=rep, **common)
                     )

@@ -69,19 +69,16 @@ def summarize_level(
 ) -> dict[str, Any]:
     """One level's row from its request records (the dicts written by loadgen).
 
-    window_s: first send -> last completion over every attempted request. Throughputs count
+    window_s: first send -> last completion over every attempted request (summed over the
+    level's repeats: the pauses between repeats are nobody's throughput). Throughputs count
     successful requests only. achieved_concurrency: sum of request durations / window, evidence
     that the client really held the level's concurrency.
     """
     attempted = len(records)
     ok = [r for r in records if r["ok"]]
     failed = attempted - len(ok)
-    if attempted:
-        start_ns = min(r["send_ns"] for r in records)
-        end_ns = max(r["end_ns"] for r in records)
-        window_s = (end_ns - start_ns) / 1e9
-    else:
-        window_s = 0.0
+    window_s = sum((max(r["end_ns"] for r in rep) - min(r["send_ns"] for r in rep)) / 1e9
+                   for rep in _by_repeat(records))
     out_tokens = sum(r["output_tokens"] for r in ok)
     busy_s = sum((r["end_ns"] - r["send_ns"]) / 1e9 for r in records)
 
@@ -118,30 +115,38 @@ def summarize_level(
     return row
 
 
+def _by_repeat(records: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for r in records:
+        groups.setdefault(r.get("repeat") or 0, []).append(r)
+    return list(groups.values())
+
+
 def steady_state(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The level without its ramp-up and tail. Ramp-up: until the first request completes, every
     stream is still in its first request, all sent at once. Tail: after the last request was sent,
-    streams only drain. Between the two the closed loop holds its concurrency; over that window:
-    output tokens whose chunk arrived inside it (a chunk counts output_tokens / content_chunks of
-    its request's tokens) per second, and TTFT of the requests sent inside it. None when the level
-    was too short to have such a window."""
+    streams only drain. Between the two the closed loop holds its concurrency; over that window
+    (each repeat's, summed): output tokens whose chunk arrived inside it (a chunk counts
+    output_tokens / content_chunks of its request's tokens) per second, and TTFT of the requests
+    sent inside it. None when the level was too short to have such a window."""
     keys = ("steady_window_s", "steady_requests", "steady_output_tokens_per_s", "steady_ttft_ms_p50")
-    ok = [r for r in records if r["ok"] and r.get("first_content_ns") is not None]
-    if not records or not ok:
+    tokens, window_s, inside = 0.0, 0.0, []
+    for rep in _by_repeat(records):
+        ok = [r for r in rep if r["ok"] and r.get("first_content_ns") is not None]
+        start_ns = min(r["end_ns"] for r in rep)
+        end_ns = max(r["send_ns"] for r in rep)
+        if not ok or end_ns <= start_ns:
+            continue
+        for r in ok:
+            chunk_ns = [r["first_content_ns"]]
+            for gap_ms in r["itl_ms"]:
+                chunk_ns.append(chunk_ns[-1] + gap_ms * NS_PER_MS)
+            per_chunk = r["output_tokens"] / max(1, len(chunk_ns))
+            tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
+        inside += [r for r in ok if start_ns <= r["send_ns"] <= end_ns]
+        window_s += (end_ns - start_ns) / 1e9
+    if window_s <= 0:
         return dict.fromkeys(keys)
-    start_ns = min(r["end_ns"] for r in records)
-    end_ns = max(r["send_ns"] for r in records)
-    if end_ns <= start_ns:
-        return dict.fromkeys(keys)
-    tokens = 0.0
-    for r in ok:
-        chunk_ns = [r["first_content_ns"]]
-        for gap_ms in r["itl_ms"]:
-            chunk_ns.append(chunk_ns[-1] + gap_ms * NS_PER_MS)
-        per_chunk = r["output_tokens"] / max(1, len(chunk_ns))
-        tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
-    inside = [r for r in ok if start_ns <= r["send_ns"] <= end_ns]
-    window_s = (end_ns - start_ns) / 1e9
     return {"steady_window_s": window_s, "steady_requests": len(inside),
             "steady_output_tokens_per_s": tokens / window_s,
             "steady_ttft_ms_p50": distribution((r["ttft_ms"] for r in inside), "ttft_ms")["ttft_ms_p50"]}

@@ -1,0 +1,140 @@
+"""The hot-path HTTP client: decoding what was read, and a real socket server for keep-alive,
+retry of a send on a connection the server had closed, and framing."""
+
+import asyncio
+
+import pytest
+
+from llmbench.httpstream import StreamClient, Target, dechunk, decode_response
+
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+def _chunked(*parts: bytes) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+def test_dechunk_keeps_each_reads_time_across_split_sizes_and_crlfs():
+    raw = _chunked(b"data: a\n\n", b"data: bb\n\n")
+    # split everywhere: inside a size line, inside data, between data and its CRLF
+    reads = [(i, raw[i:i + 3]) for i in range(0, len(raw), 3)]
+    body, complete, error = dechunk(reads)
+    assert complete and error is None
+    assert b"".join(d for _, d in body) == b"data: a\n\ndata: bb\n\n"
+    # a piece is stamped with the read it came in: times never run ahead of the bytes
+    assert [t for t, _ in body] == sorted(t for t, _ in body)
+    assert body[-1][0] <= len(raw)
+
+
+def test_dechunk_without_terminator_is_incomplete_and_bad_size_is_an_error():
+    assert dechunk([(1, b"5\r\nhello\r\n")])[1:] == (False, None)
+    assert dechunk([(1, b"zz\r\nhello\r\n")])[2] == "bad chunk size b'zz'"
+    assert dechunk([(1, b"5\r\nhelloXX")])[2] == "chunk data not followed by CRLF"
+
+
+def test_decode_response_head_split_over_reads_and_content_length():
+    raw = b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 9\r\nRetry-After: 1\r\n\r\nslow down"
+    resp = decode_response([(1, raw[:10]), (2, raw[10:40]), (3, raw[40:])])
+    assert resp.status == 429 and resp.headers["retry-after"] == "1" and resp.complete
+    assert b"".join(d for _, d in resp.body) == b"slow down"
+    assert decode_response([(1, raw[:-3])]).complete is False
+    assert decode_response([(1, b"garbage\r\n\r\n")]).error.startswith("bad status line")
+    assert decode_response([(1, b"HTTP/1.1 200 OK\r\n")]).error == "no complete response head"
+
+
+def test_target_host_header_and_path():
+    t = Target.parse("https://runtime.sagemaker.us-east-1.amazonaws.com/endpoints/e-1/invocations-response-stream")
+    assert (t.host, t.port, t.host_header, t.ssl is not None) == ("runtime.sagemaker.us-east-1.amazonaws.com", 443,
+                                                                  "runtime.sagemaker.us-east-1.amazonaws.com", True)
+    t = Target.parse("http://127.0.0.1:8080/v1/chat/completions?x=1")
+    assert (t.host_header, t.path, t.ssl) == ("127.0.0.1:8080", "/v1/chat/completions?x=1", None)
+    with pytest.raises(ValueError):
+        Target.parse("ftp://x/y")
+
+
+async def _server(behaviour):
+    """A raw HTTP/1.1 server on a real socket: behaviour(n, writer) answers the n-th request."""
+    seen = {"connections": 0, "requests": 0, "heads": []}
+
+    async def handle(reader, writer):
+        seen["connections"] += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int([ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length")][0]
+                             .split(b":")[1])
+                await reader.readexactly(length)
+                seen["requests"] += 1
+                seen["heads"].append(head)
+                if not await behaviour(seen["requests"], writer):
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions", seen
+
+
+def test_keep_alive_reuses_the_connection_and_ends_each_response_by_its_framing():
+    async def answer(n, writer):
+        writer.write(HEAD + _chunked(b"data: %d\n\n" % n))
+        await writer.drain()
+        return True  # keep the connection open
+
+    async def main():
+        server, url, seen = await _server(answer)
+        client = StreamClient(url, keep_alive=True)
+        outs = [await asyncio.wait_for(client.post(b"{}", {"Content-Type": "application/json"}), 5) for _ in range(3)]
+        client.close()
+        server.close()
+        return outs, seen
+
+    outs, seen = asyncio.run(main())
+    assert seen["connections"] == 1 and seen["requests"] == 3
+    assert all(b"Connection: keep-alive" in h and b"Host: 127.0.0.1:" in h for h in seen["heads"])
+    for n, (send_ns, end_ns, reads, outcome) in enumerate(outs, 1):
+        assert outcome is None and end_ns >= send_ns
+        resp = decode_response(reads)
+        assert resp.complete and b"".join(d for _, d in resp.body) == b"data: %d\n\n" % n
+
+
+def test_a_send_on_a_connection_the_server_closed_is_sent_again_once_and_counted():
+    async def answer(n, writer):
+        writer.write(HEAD + _chunked(b"data: %d\n\n" % n))
+        await writer.drain()
+        return False  # close after every response, as llama-server does with reused connections
+
+    async def main():
+        server, url, seen = await _server(answer)
+        client = StreamClient(url, keep_alive=True)
+        first = await asyncio.wait_for(client.post(b"{}", {}), 5)
+        await asyncio.sleep(0.1)  # the server's close has not been noticed by nobody reading
+        second = await asyncio.wait_for(client.post(b"{}", {}), 5)
+        client.close()
+        server.close()
+        return first, second, client.resent, seen
+
+    first, second, resent, seen = asyncio.run(main())
+    assert decode_response(first[2]).complete and decode_response(second[2]).complete
+    assert seen["connections"] == 2 and seen["requests"] == 2
+    assert resent in (0, 1)  # 0 when the close was seen before the second send, 1 when it raced it
+
+
+def test_connection_close_mode_ends_at_close_and_reports_a_mid_stream_drop():
+    async def answer(n, writer):
+        writer.write(HEAD + b"a\r\ndata: x\n\n\r\n")  # one chunk, then the connection drops
+        await writer.drain()
+        return False
+
+    async def main():
+        server, url, seen = await _server(answer)
+        client = StreamClient(url, keep_alive=False)
+        out = await asyncio.wait_for(client.post(b"{}", {}), 5)
+        server.close()
+        return out, seen
+
+    (send_ns, end_ns, reads, outcome), seen = asyncio.run(main())
+    assert b"Connection: close" in seen["heads"][0]
+    resp = decode_response(reads)
+    assert resp.status == 200 and not resp.complete and outcome is not None
