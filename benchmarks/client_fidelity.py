@@ -1,6 +1,7 @@
 """Client fidelity: is llmbench's load generator the bottleneck? The client against the calibration
-server (TTFT 100 ms, ITL 10 ms, 256 tokens) at 1, 64, 256 and 1024 closed-loop streams, the
-client pinned to core 0 and the server to core 1 (on a machine with two cores or more).
+server (TTFT 100 ms, ITL 10 ms, 256 tokens) at 1, 64, 256 and 1024 closed-loop streams: one
+client process pinned to core 0, the server pinned to core 1 (on a machine with two cores or
+more); from 256 streams also several client processes spread over every core.
 
 Each row compares what the client measured with the server's own record of what it did (when it
 received each request, when it wrote each token), in the same metric definitions; "schedule" is
@@ -24,7 +25,7 @@ import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
-from llmbench.loadgen import Endpoint, run_sweep
+from llmbench.loadgen import Endpoint, client_processes, run_sweep
 from llmbench.testing._serve import ServerProcess
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -57,7 +58,8 @@ def one(server: ServerProcess, streams: int, per_stream: int, processes: int, wo
     srv = _record(server.url)
     schedule_tps = streams * TOKENS / ((TTFT_MS + (TOKENS - 1) * ITL_MS) / 1000)
     row = {
-        "streams": streams, "client_processes": processes, "requests": lv["requests_attempted"],
+        "streams": streams, "client_processes": processes,
+        "client_cores": ",".join(str(c) for c in sorted(os.sched_getaffinity(0))), "requests": lv["requests_attempted"],
         "requests_failed": lv["requests_failed"], "wall_s": round(wall_s, 1),
         "output_tps_client": round(lv["output_tokens_per_s"], 1),
         "output_tps_server": round(srv["output_tokens_per_s"], 1),
@@ -87,6 +89,7 @@ def main() -> None:
     p.add_argument("--streams", default="1,64,256,1024")
     p.add_argument("--requests-per-stream", type=int, default=3)
     p.add_argument("--out", default=str(RESULTS / "client_fidelity"))
+    p.add_argument("--processes", type=int, default=0, help="client processes of the multi-process rows (default: auto)")
     a = p.parse_args()
     cores = os.cpu_count() or 1
     pinned = cores >= 2
@@ -102,17 +105,18 @@ def main() -> None:
                 os.sched_setaffinity(0, {0})
             rows.append(one(server, streams, a.requests_per_stream if streams > 1 else 10, 1, Path(a.out + ".work")))
             if streams >= 256 and cores >= 2:
-                # ... and, beyond one core's worth of streams, several processes on every core but
-                # the server's (on two cores: the same one core, so this shows the split's cost).
-                os.sched_setaffinity(0, set(range(cores)) - {1})
-                procs = max(2, min(8, streams // 128))
+                # ... and several processes on every core, as many as the load generator picks
+                # for itself (loadgen.client_processes: one per 128 streams, at most one per core).
+                # On two cores that includes the server's core: the client and the server share it.
+                os.sched_setaffinity(0, set(range(cores)))
+                procs = a.processes or client_processes(streams)
                 rows.append(one(server, streams, a.requests_per_stream, procs, Path(a.out + ".work")))
     result = {"benchmark": "client_fidelity", "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "machine": f"{platform.machine()}, {cores} cores", "client_core_pinned": pinned,
               "schedule": {"ttft_ms": TTFT_MS, "itl_ms": ITL_MS, "tokens": TOKENS}, "bounds": BOUNDS, "rows": rows}
     RESULTS.mkdir(parents=True, exist_ok=True)
     Path(a.out + ".json").write_text(json.dumps(result, indent=2) + "\n")
-    cols = ["streams", "client_processes", "requests_failed", "output_tps_client", "output_tps_server",
+    cols = ["streams", "client_processes", "client_cores", "requests_failed", "output_tps_client", "output_tps_server",
             "output_tps_schedule", "tps_error_pct", "ttft_ms_p50_client", "ttft_ms_p50_server", "ttft_ms_p99_client",
             "ttft_ms_p99_server", "itl_ms_mean_client", "itl_ms_mean_server", "itl_ms_p99_client",
             "itl_ms_p99_server", "client_cpu_pct", "server_cpu_pct", "client_saturated", "within_bounds"]
@@ -120,7 +124,7 @@ def main() -> None:
         "| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows)
     Path(a.out + ".md").write_text(
         f"# Client fidelity\n\n{__doc__.strip().split(chr(10) + chr(10))[0]}\n\nRun {result['at']} on "
-        f"{result['machine']}; client on core 0, server on core 1. Bounds: {BOUNDS}.\n\n{table}\n")
+        f"{result['machine']}; server on core 1, client on the cores in client_cores. Bounds: {BOUNDS}.\n\n{table}\n")
 
 
 if __name__ == "__main__":

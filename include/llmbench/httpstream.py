@@ -1,11 +1,15 @@
-"""A minimal HTTP/1.1 streaming client for the load generator's hot path, on asyncio protocols.
+"""A minimal HTTP/1.1 streaming client for the load generator's hot path.
 
 Why not aiohttp's reader: every read through its StreamReader wakes a task (a future, a loop
 callback, a coroutine step), about 30 us of CPU per token; at 256 streams x 100 tokens/s that is
 most of one core, and every timestamp behind it arrives late (make bench measured TTFT p50 +132 ms
-and output tok/s -5 % at 256 streams). Here `data_received` stamps each read and appends it to a
-list, and nothing else runs until the response has ended: no task wakes per token. The status
-line, headers, chunked transfer-encoding and the body's lines are decoded after the stream ended.
+and output tok/s -5 % at 256 streams). Here a read is stamped and appended to a list, and nothing
+else runs until the response has ended: no task wakes per token. The status line, headers,
+chunked transfer-encoding and the body's lines are decoded after the stream ended.
+
+Where reads are stamped: on plain TCP, with the kernel's receive time of the data (recvmsg with
+SO_TIMESTAMPNS), so a busy event loop delays when a token is read but not the time it is given;
+over TLS, when the event loop hands the read over.
 
 The clock of a request starts when its first byte is written to an open connection: connecting
 (TCP, TLS) is not the server's time and is not in TTFT.
@@ -14,7 +18,9 @@ The clock of a request starts when its first byte is written to an open connecti
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
+import struct
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -152,12 +158,11 @@ def decode_response(reads: list[tuple[int, bytes]]) -> Response:
     return Response(None, {}, [], False, "no complete response head")
 
 
-class _Stream(asyncio.Protocol):
-    """One connection. Reads are stamped and kept; `done` resolves when the response ended (by
-    its framing, on a keep-alive connection) or the connection closed."""
+class _Reads:
+    """One connection's reads for the request in flight, stamped; `done` resolves when the
+    response ended (by its framing, on a keep-alive connection) or the connection closed."""
 
     def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
         self.reads: list[tuple[int, bytes]] = []
         self.done: asyncio.Future | None = None
         self.closed = False
@@ -171,18 +176,12 @@ class _Stream(asyncio.Protocol):
         self.watch_end = watch_end
         self._framing, self._body_bytes = None, 0
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.reads.append((_perf_ns(), data))
+    def got(self, t_ns: int, data: bytes) -> None:
+        self.reads.append((t_ns, data))
         if self.watch_end and self._ended(data):
             self._finish(None)
 
-    def eof_received(self) -> bool:
-        return False  # close our side too
-
-    def connection_lost(self, exc: Exception | None) -> None:
+    def lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._finish(exc or ConnectionGone("connection closed"))
 
@@ -212,6 +211,84 @@ class _Stream(asyncio.Protocol):
                 and decode_response(self.reads).complete)
 
 
+class _Stream(_Reads, asyncio.Protocol):
+    """TLS (or any transport): each read stamped when the event loop hands it over."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.got(_perf_ns(), data)
+
+    def eof_received(self) -> bool:
+        return False  # close our side too
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost(exc)
+
+    def send(self, data: bytes) -> None:
+        self.transport.write(data)
+
+    def close(self, abort: bool = False) -> None:
+        if self.transport is not None:
+            self.transport.abort() if abort else self.transport.close()
+
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
+_TS = struct.Struct("qq")
+
+
+class _KernelStamped(_Reads):
+    """Plain TCP, read with recvmsg: each read stamped with the kernel's receive time
+    (SO_TIMESTAMPNS), so a token's time is when it reached this machine, however busy the event
+    loop was when it got to the socket. A read of several segments carries the last one's stamp."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__()
+        self.sock = sock
+        self.loop = asyncio.get_running_loop()
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.loop.add_reader(sock.fileno(), self._readable)
+
+    def _readable(self) -> None:
+        try:
+            data, anc, _, _ = self.sock.recvmsg(262144, 64)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as e:
+            return self._gone(e)
+        if not data:
+            return self._gone(None)
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= 16:
+                sec, nsec = _TS.unpack_from(raw)
+                # CLOCK_REALTIME -> perf_counter's clock, with the offset of this moment
+                self.got(sec * 1_000_000_000 + nsec - (time.time_ns() - _perf_ns()), data)
+                return
+        self.got(_perf_ns(), data)
+
+    def _gone(self, exc: Exception | None) -> None:
+        self.close()
+        self.lost(exc)
+
+    def send(self, data: bytes) -> None:
+        sent = self.sock.send(data)  # a request fits the socket's buffer; if not, the rest follows
+        if sent < len(data):
+            self.loop.create_task(self.loop.sock_sendall(self.sock, data[sent:]))
+
+    def close(self, abort: bool = False) -> None:
+        if self.sock.fileno() >= 0:
+            self.loop.remove_reader(self.sock.fileno())
+            if abort:
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.sock.close()
+        self.closed = True
+
+
 @dataclass
 class StreamClient:
     """One worker's connection to one endpoint, reused across its requests when keep_alive (and
@@ -229,12 +306,24 @@ class StreamClient:
     def __post_init__(self) -> None:
         self.target = Target.parse(self.url)
 
-    async def _connect(self) -> _Stream:
+    async def _connect(self) -> _Reads:
         loop = asyncio.get_running_loop()
         t = self.target
-        _, proto = await loop.create_connection(_Stream, t.host, t.port, ssl=t.ssl,
-                                                server_hostname=t.host if t.ssl else None)
-        return proto
+        if t.ssl is not None or not hasattr(socket, "SO_TIMESTAMPNS"):
+            _, proto = await loop.create_connection(_Stream, t.host, t.port, ssl=t.ssl,
+                                                    server_hostname=t.host if t.ssl else None)
+            return proto
+        infos = await loop.getaddrinfo(t.host, t.port, type=socket.SOCK_STREAM)
+        family, kind, proto_no, _, addr = infos[0]
+        sock = socket.socket(family, kind, proto_no)
+        try:
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            await loop.sock_connect(sock, addr)
+        except BaseException:
+            sock.close()
+            raise
+        return _KernelStamped(sock)
 
     def _request_bytes(self, body: bytes, headers: dict[str, str]) -> bytes:
         lower = {k.lower() for k in headers}
@@ -262,7 +351,11 @@ class StreamClient:
             conn = self._conn
             conn.begin(watch_end=self.keep_alive)
             self.sent_ns, self.reads = _perf_ns(), conn.reads
-            conn.transport.write(request)
+            try:
+                conn.send(request)
+            except OSError as e:
+                conn.close()
+                conn.lost(e)
             try:
                 end_ns, outcome = await conn.done
             except asyncio.CancelledError:
@@ -280,11 +373,11 @@ class StreamClient:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        if self._conn is not None and self._conn.transport is not None:
-            self._conn.transport.close()
+        if self._conn is not None:
+            self._conn.close()
         self._conn = None
 
     def abort(self) -> None:
-        if self._conn is not None and self._conn.transport is not None:
-            self._conn.transport.abort()
+        if self._conn is not None:
+            self._conn.close(abort=True)
         self._conn = None
