@@ -21,6 +21,13 @@ from pathlib import Path
 from llmbench import paths
 
 
+def _floats(s: str) -> list[float]:
+    try:
+        return [float(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {s!r}") from None
+
+
 def _ints(s: str) -> list[int]:
     try:
         return [int(x) for x in s.split(",") if x.strip()]
@@ -34,7 +41,7 @@ def _say(msg: str) -> None:
 
 
 LEVEL_COLUMNS = [
-    "concurrency", "requests_ok", "requests_failed", "error_rate", "output_tokens_per_s", "requests_per_s",
+    "arrival_rate_rps", "concurrency", "requests_ok", "requests_failed", "error_rate", "output_tokens_per_s", "requests_per_s",
     "ttft_ms_p50", "ttft_ms_p99", "itl_ms_mean", "itl_ms_p50", "tpot_ms_p50", "e2e_ms_p50", "achieved_concurrency",
     "client_cpu_pct",
 ]
@@ -68,6 +75,11 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     if any(c < 1 for c in workload["concurrency"]) or a.requests_per_level < 1:
         print("llmbench sweep: --concurrency levels and --requests-per-level must be >= 1", file=sys.stderr)
         return 2
+    if a.arrival_rates is not None:
+        if not a.arrival_rates or any(r <= 0 for r in a.arrival_rates) or a.max_in_flight < 1:
+            print("llmbench sweep: --arrival-rates must be > 0 and --max-in-flight >= 1", file=sys.stderr)
+            return 2
+        workload["arrival_rates_rps"], workload["max_in_flight"] = sorted(set(a.arrival_rates)), a.max_in_flight
     out = Path(a.out)
     if a.backend == "sagemaker":
         return _sweep_existing_sagemaker(a, workload, out)
@@ -268,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=int, default=2, help="llama-server threads (backend local)")
     s.add_argument("--concurrency", type=_ints, default=[1, 2, 4, 8])
     s.add_argument("--requests-per-level", type=int, default=16)
+    s.add_argument("--arrival-rates", type=_floats, default=None,
+                   help="open loop instead: Poisson arrival rates, requests/s, one level each (e.g. 0.5,1,2)")
+    s.add_argument("--max-in-flight", type=int, default=256, help="open loop: requests in flight at most")
     s.add_argument("--input-tokens", type=int, default=256)
     s.add_argument("--output-tokens", type=int, default=64)
     s.add_argument("--warmup", type=int, default=2, help="warm-up requests, timings discarded")

@@ -356,6 +356,98 @@ async def run_level(
     return records, time.process_time() - cpu0 + builder.cpu_s
 
 
+def poisson_offsets_s(rate_rps: float, key: str):
+    """Arrival times (seconds after the level starts) of a Poisson process of rate_rps: the sum of
+    exponential gaps of mean 1 / rate_rps. Seeded by key, so a level's arrivals are the same on
+    every run of the same config."""
+    import random
+
+    rng = random.Random(key)
+    t = 0.0
+    while True:
+        t += rng.expovariate(rate_rps)
+        yield t
+
+
+async def run_open_level(
+    endpoint: Endpoint,
+    *,
+    arrival_rate_rps: float,
+    max_in_flight: int,
+    n_requests: int | None,
+    input_tokens: int | dict,
+    output_tokens: int | dict,
+    seed: int,
+    first_index: int,
+    timeout_s: float,
+    shared_prefix_tokens: int = 0,
+    on_record: Callable[[dict[str, Any]], None],
+    duration_s: float | None = None,
+    repeat: int = 0,
+) -> tuple[list[dict[str, Any]], float]:
+    """One open-loop level: requests arrive as a Poisson process of `arrival_rate_rps` (exponential
+    gaps, seeded: the same seed gives the same arrival times), whatever the server's pace, at most
+    `max_in_flight` at once. It ends after n_requests arrivals, or when duration_s has passed.
+    A request's send lag is how late it went out against its arrival time: the client's own
+    lateness plus any wait for the in-flight cap. Records carry concurrency = max_in_flight and
+    arrival_rate_rps. Returns (records, client CPU seconds)."""
+    arrivals = poisson_offsets_s(arrival_rate_rps, f"{seed}:{first_index}:{arrival_rate_rps}")
+    records: list[dict[str, Any]] = []
+    idle: list[StreamClient] = []  # connections of finished requests, reused by later ones
+    slots = asyncio.Semaphore(max_in_flight)
+
+    async def one(i: int, due_ns: int) -> None:
+        idx = first_index + i
+        prompt = make_prompt(seed, idx, sample_length(input_tokens, seed, idx, "input"),
+                             sample_length(output_tokens, seed, idx, "output"), shared_prefix_tokens)
+        payload = json.dumps(chat_request_body(prompt, endpoint.model)).encode()
+        async with slots:
+            client = idle.pop() if idle else StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
+            send_ns, end_ns, status, lines, kind, detail = await send_one(client, endpoint, payload, timeout_s)
+            idle.append(client)
+        builder.submit(dict(
+            concurrency=max_in_flight, request_index=idx, worker=-1, send_ns=send_ns, end_ns=end_ns,
+            send_lag_ns=max(0, send_ns - due_ns - client.connect_ns), http_status=status, lines=lines,
+            error_kind=kind, error_detail=detail, wire=endpoint.wire,
+            extra={"repeat": repeat, "arrival_rate_rps": arrival_rate_rps},
+        ))
+
+    async def drive() -> None:
+        async with asyncio.TaskGroup() as requests:
+            t0 = time.perf_counter_ns()
+            i = 0
+            while n_requests is None or i < n_requests:
+                offset_s = next(arrivals)
+                if duration_s is not None and offset_s >= duration_s:
+                    break
+                due_ns = t0 + int(offset_s * 1e9)
+                wait_s = (due_ns - time.perf_counter_ns()) / 1e9
+                if wait_s > 0:
+                    await asyncio.sleep(wait_s)
+                requests.create_task(one(i, due_ns))
+                i += 1
+        for client in idle:
+            client.close()
+        await builder.finish()
+
+    def deliver(rec: dict[str, Any]) -> None:
+        records.append(rec)
+        on_record(rec)
+
+    builder = RecordBuilder(deliver)
+    await builder.start()
+    cpu0 = time.process_time()
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(builder.read())
+            tg.create_task(drive())
+    except BaseExceptionGroup as group:
+        raise _first_failure(group) from None
+    finally:
+        await builder.close()
+    return records, time.process_time() - cpu0 + builder.cpu_s
+
+
 def _first_failure(group: BaseExceptionGroup) -> BaseException:
     """The first real failure in a (nested) exception group, as itself; the rest are the
     cancellations it caused."""
@@ -522,7 +614,8 @@ def run_sweep(
     progress: ProgressFn | None = None,
     record_hook: Callable[[dict[str, Any]], None] | None = None,
 ) -> SweepResult:
-    """One closed-loop level per configured concurrency (warm-up is run_warmup's job); writes
+    """One closed-loop level per configured concurrency, or one open-loop level per Poisson
+    arrival rate (workload arrival_rates_rps) (warm-up is run_warmup's job); writes
     out_dir/requests.jsonl (each record as it completes), requests.parquet (a row group per level,
     written when the level ends) and levels.parquet (rewritten as each level ends, so a sweep that
     fails part-way keeps its finished levels). Only the current level's records are held in memory.
@@ -533,7 +626,10 @@ def run_sweep(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _msg: None)
-    levels = list(workload["concurrency"])
+    # Closed loop: one level per concurrency. Open loop (arrival_rates_rps): one level per Poisson
+    # arrival rate, each with the in-flight cap max_in_flight (default 256).
+    rates = [float(r) for r in workload.get("arrival_rates_rps") or []]
+    levels = [int(workload.get("max_in_flight") or 256)] * len(rates) if rates else list(workload["concurrency"])
     duration_s = workload.get("level_duration_s")
     # A timed level has no request count; request numbers stay apart across levels all the same.
     n = None if duration_s else int(workload["requests_per_level"])
@@ -556,13 +652,20 @@ def run_sweep(
                 record_hook(rec)
 
         for li, c in enumerate(levels):
-            say(f"level {li + 1}/{len(levels)}: concurrency {c}, " +
+            rate = rates[li] if rates else None
+            say(f"level {li + 1}/{len(levels)}: " + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, "
+                                                     if rate else f"concurrency {c}, ") +
                 (f"{duration_s:g} s" if duration_s else f"{n} requests"))
-            procs = client_processes(c, workload.get("client_processes"))
+            procs = 1 if rate else client_processes(c, workload.get("client_processes"))
             recs, cpu_s, per_repeat = [], 0.0, []
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
                 first = (li * repeats + rep) * stride
-                if procs == 1:
+                if rate:
+                    r_recs, r_cpu = run_loop(
+                        run_open_level(endpoint, arrival_rate_rps=rate, max_in_flight=c, n_requests=n,
+                                       first_index=first, on_record=on_record, duration_s=duration_s,
+                                       repeat=rep, **common))
+                elif procs == 1:
                     r_recs, r_cpu = run_loop(
                         run_level(endpoint, concurrency=c, n_requests=n, first_index=first, on_record=on_record,
                                   duration_s=duration_s, repeat=rep, **common)
@@ -580,6 +683,8 @@ def run_sweep(
                 row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
                     [r[metric] for r in per_repeat])
             row["client_processes"] = procs
+            if rates:  # open loop: the offered load is the level's key, concurrency its in-flight cap
+                row["load"], row["arrival_rate_rps"] = "poisson", rate
             level_rows.append(row)
             writer.write_table(pa.Table.from_pylist(recs, schema=schema))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
