@@ -44,9 +44,10 @@ class Endpoint:
     headers: dict[str, str] = field(default_factory=dict)
     wire: str = "sse"
     signer: Any = field(default=None, compare=False)
-    # False: a fresh connection per request (llama-server closes reused keep-alive connections,
-    # which makes aiohttp fail the next send with "Can not write request body"). True for managed
-    # HTTPS endpoints, where a TLS handshake per request would land in TTFT.
+    # False: a fresh connection per request (`Connection: close`; llama-server closes reused
+    # keep-alive connections). True: each worker keeps its connection (managed HTTPS endpoints,
+    # where a TLS handshake per request would cost a round trip between requests); a send on a
+    # connection the server had closed, before any response byte, is sent again once on a fresh one.
     keep_alive: bool = False
 
 
