@@ -90,6 +90,8 @@ def main() -> None:
     p.add_argument("--requests-per-stream", type=int, default=3)
     p.add_argument("--out", default=str(RESULTS / "client_fidelity"))
     p.add_argument("--processes", type=int, default=0, help="client processes of the multi-process rows (default: auto)")
+    p.add_argument("--share-server-core", action="store_true",
+                   help="let the multi-process rows' client run on the server's core too")
     a = p.parse_args()
     cores = os.cpu_count() or 1
     pinned = cores >= 2
@@ -105,11 +107,12 @@ def main() -> None:
                 os.sched_setaffinity(0, {0})
             rows.append(one(server, streams, a.requests_per_stream if streams > 1 else 10, 1, Path(a.out + ".work")))
             if streams >= 256 and cores >= 2:
-                # ... and several processes on every core, as many as the load generator picks
-                # for itself (loadgen.client_processes: one per 128 streams, at most one per core).
-                # On two cores that includes the server's core: the client and the server share it.
-                os.sched_setaffinity(0, set(range(cores)))
-                procs = a.processes or client_processes(streams)
+                # ... and several processes on every core but the server's, as many as the load
+                # generator picks for itself (loadgen.client_processes: one per 128 streams, at
+                # most one per core), or at least two. On two cores: two processes on core 0.
+                client_cores = set(range(cores)) - {1} if not a.share_server_core else set(range(cores))
+                os.sched_setaffinity(0, client_cores)
+                procs = a.processes or max(2, client_processes(streams))
                 rows.append(one(server, streams, a.requests_per_stream, procs, Path(a.out + ".work")))
     result = {"benchmark": "client_fidelity", "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "machine": f"{platform.machine()}, {cores} cores", "client_core_pinned": pinned,

@@ -93,6 +93,22 @@ class Workload(_Strict):
     repeats: int = Field(1, ge=1, le=20)
     # Load-generator processes per level (None: one per 128 streams, at most one per core).
     client_processes: int | None = Field(None, ge=1, le=64)
+    # Open loop instead of closed: one level per Poisson arrival rate (requests/s), each with at
+    # most max_in_flight requests in flight; `concurrency` is then not used.
+    arrival_rates_rps: list[float] | None = Field(None, min_length=1)
+    max_in_flight: int = Field(256, ge=1)
+
+    @field_validator("arrival_rates_rps")
+    @classmethod
+    def _rates(cls, v: list[float] | None) -> list[float] | None:
+        if v is None:
+            return v
+        bad = [r for r in v if not r > 0]
+        if bad:
+            raise ValueError(f"every arrival rate must be > 0 requests/s, got {bad}")
+        if len(set(v)) != len(v):
+            raise ValueError(f"arrival rates must be distinct, got {v}")
+        return sorted(v)
 
     @model_validator(mode="before")
     @classmethod
@@ -451,8 +467,13 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
     # Estimate: each level runs ceil(n / c) rounds of one request at a fraction of the roofline.
     single_tps = roof * DECODE_EFFICIENCY if roof else 40.0
     out_mean = length_mean(_spec(w.output_tokens))
-    sweep_s = w.repeats * (w.level_duration_s * len(w.concurrency) if w.level_duration_s else
-                           sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency))
+    if w.arrival_rates_rps:  # open loop: n arrivals at rate r take n / r, plus the last one's answer
+        n_levels = len(w.arrival_rates_rps)
+        sweep_s = w.repeats * (w.level_duration_s * n_levels if w.level_duration_s else
+                               sum(w.requests_per_level / r + out_mean / single_tps for r in w.arrival_rates_rps))
+    else:
+        sweep_s = w.repeats * (w.level_duration_s * len(w.concurrency) if w.level_duration_s else
+                               sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency))
     sweep_s += w.warmup_requests * out_mean / single_tps
     hours = DEPLOY_OVERHEAD_MIN[cfg.backend] / 60 + sweep_s / 3600
     return {

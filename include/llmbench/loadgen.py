@@ -327,7 +327,7 @@ async def run_level(
                 error_kind=kind,
                 error_detail=detail,
                 wire=endpoint.wire,
-                extra={"repeat": repeat},
+                extra={"repeat": repeat, "arrival_rate_rps": 0.0},
             ))
 
     def deliver(rec: dict[str, Any]) -> None:
@@ -571,6 +571,7 @@ def request_schema():
         ("tpot_ms", pa.float64()), ("itl_ms", pa.list_(pa.float64())), ("content_chunks", pa.int32()),
         ("output_tokens", pa.int32()), ("output_tokens_source", pa.string()), ("output_tokens_counted", pa.int32()),
         ("input_tokens", pa.int32()), ("finish_reason", pa.string()), ("repeat", pa.int32()),
+        ("arrival_rate_rps", pa.float64()),
     ])
 
 
@@ -684,8 +685,8 @@ def run_sweep(
                 row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
                     [r[metric] for r in per_repeat])
             row["client_processes"] = procs
-            if rates:  # open loop: the offered load is the level's key, concurrency its in-flight cap
-                row["load"], row["arrival_rate_rps"] = "poisson", rate
+            # open loop: the offered load is the level's key, concurrency its in-flight cap
+            row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
             level_rows.append(row)
             writer.write_table(pa.Table.from_pylist(recs, schema=schema))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)

@@ -198,6 +198,7 @@ def validate(target: dict[str, Any], swept: dict[str, str]) -> dict[str, Any]:
             target["workload"]["concurrency"],
             target["validation"]["max_error_rate"],
             target_dir(target) / "validation.json",
+            target["workload"].get("arrival_rates_rps"),
         )
         if not outcome["validation_passed"]:
             log.warning("validation failed for %s: %s", target["label"], "; ".join(outcome["failures"]))
@@ -287,6 +288,8 @@ def _price_rows(run: dict[str, Any], target: dict[str, Any], levels, validation_
                 "run_key": run["run_key"],
                 "target_id": target["target_id"],
                 "concurrency": int(lv["concurrency"]),
+                "arrival_rate_rps": float(lv.get("arrival_rate_rps") or 0.0),
+                "load_mode": lv.get("load_mode") or "closed",
                 "logical_date": run["logical_date"],
                 "instance_type": target["instance_type"],
                 "model": target["model"],
@@ -340,8 +343,9 @@ def price_performance(run_dir: str) -> str:
             frame["validation_passed"] = row["validation_passed"]
         levels.append(lv)
         requests.append(rq)
-        # Per target, over its levels: the knee and how much latency the highest level costs.
-        level_rows = lv.to_dict("records")
+        # Per target, over its closed-loop levels: the knee and how much latency the highest
+        # level costs (an open-loop curve is over arrival rates, not concurrency).
+        level_rows = [r for r in lv.to_dict("records") if not r.get("arrival_rate_rps")]
         row["knee_concurrency"] = metrics.knee_concurrency(level_rows)
         row["e2e_ms_p50_degradation"] = metrics.latency_degradation(level_rows)
         prices.extend(_price_rows(run, target, lv, row["validation_passed"]))

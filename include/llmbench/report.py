@@ -29,16 +29,25 @@ def _img(fig, title: str) -> str:
     return f'<img alt="{html.escape(title)}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
 
 
+def _level_key(frame) -> tuple[str, str, str]:
+    """What tells a run's levels apart: (column, short label, axis label). Open-loop levels (every
+    level with an arrival rate) are told apart by their rate, closed-loop ones by concurrency."""
+    if "arrival_rate_rps" in frame and len(frame) and (frame["arrival_rate_rps"].fillna(0) > 0).all():
+        return "arrival_rate_rps", "r", "offered load (Poisson arrivals, requests/s)"
+    return "concurrency", "c", "concurrency (closed-loop streams)"
+
+
 def _plot(levels, y: str, ylabel: str, title: str) -> str:
     import matplotlib.ticker
 
+    x, _, xlabel = _level_key(levels)
     fig, ax = _axes()
-    for target_id, g in levels.sort_values("concurrency").groupby("target_id"):
-        ax.plot(g["concurrency"], g[y], marker="o", label=target_id)
+    for target_id, g in levels.sort_values(x).groupby("target_id"):
+        ax.plot(g[x], g[y], marker="o", label=target_id)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(sorted(levels["concurrency"].unique()))
+    ax.set_xticks(sorted(levels[x].unique()))
     ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-    ax.set_xlabel("concurrency (closed-loop streams)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
@@ -51,13 +60,14 @@ def _frontier(levels) -> str:
     concurrency and the knee circled."""
     from llmbench.metrics import knee_concurrency
 
+    x, short, _ = _level_key(levels)
     fig, ax = _axes()
-    for target_id, g in levels.sort_values("concurrency").groupby("target_id"):
+    for target_id, g in levels.sort_values(x).groupby("target_id"):
         (line,) = ax.plot(g["e2e_ms_p50"], g["output_tokens_per_s"], marker="o", label=target_id)
         for _, row in g.iterrows():
-            ax.annotate(f"c={int(row['concurrency'])}", (row["e2e_ms_p50"], row["output_tokens_per_s"]),
+            ax.annotate(f"{short}={row[x]:g}", (row["e2e_ms_p50"], row["output_tokens_per_s"]),
                         textcoords="offset points", xytext=(4, 4), fontsize=7)
-        knee = knee_concurrency(g.to_dict("records"))
+        knee = knee_concurrency(g.to_dict("records")) if x == "concurrency" else None
         if knee is not None:
             k = g[g["concurrency"] == knee].iloc[0]
             ax.scatter([k["e2e_ms_p50"]], [k["output_tokens_per_s"]], s=200, facecolors="none",
@@ -77,18 +87,19 @@ def _cost_bars(pp) -> str:
 
     fig, ax = _axes()
     data = pp.dropna(subset=["usd_per_m_output_tokens"])
+    x, short, _ = _level_key(data)
     targets = sorted(data["target_id"].unique())
-    levels = sorted(data["concurrency"].unique())
+    levels = sorted(data[x].unique())
     width = 0.8 / max(1, len(levels))
     for i, c in enumerate(levels):
-        row = data[data["concurrency"] == c].set_index("target_id")["usd_per_m_output_tokens"]
-        ax.bar(np.arange(len(targets)) + i * width, [row.get(t, np.nan) for t in targets], width, label=f"c={c}")
+        row = data[data[x] == c].set_index("target_id")["usd_per_m_output_tokens"]
+        ax.bar(np.arange(len(targets)) + i * width, [row.get(t, np.nan) for t in targets], width, label=f"{short}={c:g}")
     ax.set_xticks(np.arange(len(targets)) + width * (len(levels) - 1) / 2)
     ax.set_xticklabels(targets, fontsize=7, rotation=10)
     ax.set_ylabel("$ per million output tokens")
     ax.set_title("Price-performance per target and concurrency (lower is cheaper)")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=7, title="concurrency", title_fontsize=7)
+    ax.legend(fontsize=7, title="level", title_fontsize=7)
     return _img(fig, "Price-performance per target")
 
 
@@ -154,7 +165,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
             _cost_bars(pp),
             _roofline(pp),
             "<h2>Price-performance</h2>",
-            _table(pp, ["target_id", "concurrency", "usd_per_hour", "output_tokens_per_s", "usd_per_m_output_tokens",
+            _table(pp, ["target_id", "concurrency", "arrival_rate_rps", "usd_per_hour", "output_tokens_per_s", "usd_per_m_output_tokens",
                         "usd_per_m_total_tokens", "break_even_output_tokens_per_s", "roofline_efficiency",
                         "ttft_ms_p50", "ttft_ms_p90", "tpot_ms_p50", "error_rate", "meets_slo", "best_under_slo",
                         "validation_passed"]),
@@ -162,7 +173,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
     if not levels.empty:
         parts += [
             "<h2>Levels</h2>",
-            _table(levels, ["target_id", "concurrency", "requests_ok", "requests_failed", "error_rate",
+            _table(levels, ["target_id", "concurrency", "arrival_rate_rps", "requests_ok", "requests_failed", "error_rate",
                             "output_tokens_per_s", "requests_per_s", "ttft_ms_p50", "ttft_ms_p99", "itl_ms_mean",
                             "itl_ms_p99", "tpot_ms_p50", "e2e_ms_p50", "achieved_concurrency", "client_cpu_pct"]),
         ]

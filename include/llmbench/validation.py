@@ -37,9 +37,11 @@ def _requests_suites(gxe) -> dict[str, list]:
     }
 
 
-def _levels_suite(gxe, levels: list[int], max_error_rate: float) -> list:
+def _levels_suite(gxe, levels: list[int], max_error_rate: float, rates: list[float] | None = None) -> list:
     exps = [
-        gxe.ExpectColumnDistinctValuesToEqualSet(column="concurrency", value_set=levels),
+        # every planned level is there: closed loop by concurrency, open loop by arrival rate
+        gxe.ExpectColumnDistinctValuesToEqualSet(column="arrival_rate_rps", value_set=rates)
+        if rates else gxe.ExpectColumnDistinctValuesToEqualSet(column="concurrency", value_set=levels),
         gxe.ExpectColumnValuesToNotBeNull(column="error_rate"),
         gxe.ExpectColumnValuesToBeBetween(column="error_rate", min_value=0, max_value=max_error_rate),
         gxe.ExpectColumnValuesToNotBeNull(column="output_tokens_per_s"),
@@ -59,7 +61,8 @@ def _levels_suite(gxe, levels: list[int], max_error_rate: float) -> list:
 
 
 def validate_results(
-    requests_path: Path, levels_path: Path, levels: list[int], max_error_rate: float, out_path: Path
+    requests_path: Path, levels_path: Path, levels: list[int], max_error_rate: float, out_path: Path,
+    rates: list[float] | None = None,
 ) -> dict[str, Any]:
     """Run the suites; write a JSON report to out_path; return {validation_passed, failures}."""
     import great_expectations as gx
@@ -75,7 +78,7 @@ def validate_results(
         "levels": level_frame,
     }
     suites = _requests_suites(gxe)
-    suites["levels"] = _levels_suite(gxe, levels, max_error_rate)
+    suites["levels"] = _levels_suite(gxe, levels, max_error_rate, rates)
 
     context = gx.get_context(mode="ephemeral")
     source = context.data_sources.add_pandas("llmbench")

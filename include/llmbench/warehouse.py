@@ -61,6 +61,11 @@ def migrations(postgres: bool, redshift: bool = False) -> list[tuple[str, str, s
     for sql_file in sorted(SQL_DIR.glob("*.sql")):
         text = sql_file.read_text()
         checksum = hashlib.sha256(text.encode()).hexdigest()[:16]
+        # Engine-specific blocks: "-- only duckdb" / "-- only postgres" (PostgreSQL and Redshift)
+        # up to "-- end"; the other engine's blocks are dropped.
+        keep = "postgres" if postgres else "duckdb"
+        text = re.sub(r"^-- only (\w+)\n(.*?)^-- end\n",
+                      lambda m: m.group(2) if m.group(1) == keep else "", text, flags=re.M | re.S)
         if postgres:
             text = re.sub(r"\bDOUBLE\b", "DOUBLE PRECISION", text)
         if redshift:
@@ -94,6 +99,13 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
                 raise MigrationError(f"schema file {version}.sql changed after it was applied (checksum "
                                      f"{done[version]} -> {checksum}): put the change in a new file")
             con.execute(text)
+            if not postgres and "RENAME TO" in text:
+                # A DuckDB table rebuilt loses its comments: put every file's back (idempotent).
+                for earlier, _, other, _ in migrations(False):
+                    if earlier > version:
+                        break
+                    for comment in re.findall(r"^COMMENT ON .*?';$", other, flags=re.M):
+                        con.execute(comment)
             con.execute(f"DELETE FROM llmbench.schema_migrations WHERE version = {mark}", [version])
             con.execute(f"INSERT INTO llmbench.schema_migrations VALUES ({mark}, {mark}, {mark})",
                         [version, checksum, datetime.now(timezone.utc)])
@@ -210,7 +222,7 @@ SELECT v.model, v.instance_type, v.serving_config, v.concurrency, v.logical_date
 FROM llmbench.v_latest_price_performance v
 LEFT JOIN llmbench.v_best_under_slo b
   ON b.model = v.model AND b.instance_type = v.instance_type AND b.serving_config = v.serving_config
- AND b.concurrency = v.concurrency
+ AND b.concurrency = v.concurrency AND b.arrival_rate_rps = v.arrival_rate_rps
 """
 
 

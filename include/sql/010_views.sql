@@ -13,7 +13,8 @@ JOIN (
 
 -- The cheapest tokens per model under the SLO, from the latest results of each configuration.
 CREATE OR REPLACE VIEW llmbench.v_best_under_slo AS
-SELECT model, instance_type, serving_config, concurrency, usd_per_m_output_tokens, output_tokens_per_s,
+SELECT model, instance_type, serving_config, concurrency, arrival_rate_rps, load_mode, usd_per_m_output_tokens,
+       output_tokens_per_s,
        ttft_ms_p90, tpot_ms_p90, usd_per_hour, logical_date, run_key
 FROM (
     SELECT v.*, row_number() OVER (PARTITION BY model ORDER BY usd_per_m_output_tokens) AS rank_in_model
@@ -22,11 +23,11 @@ FROM (
 ) ranked
 WHERE rank_in_model = 1;
 
--- Week-over-week change per target and concurrency: each run against the previous run of the
+-- Week-over-week change per target and level (concurrency, arrival rate): each run against the previous run of the
 -- same target (same config name). A regression is throughput down, or $/M up, by more than the
 -- setting regression_threshold (llmbench.settings, default 10 %).
 CREATE OR REPLACE VIEW llmbench.v_week_over_week AS
-SELECT run_key, target_id, concurrency, logical_date, previous_logical_date,
+SELECT run_key, target_id, concurrency, arrival_rate_rps, logical_date, previous_logical_date,
        output_tokens_per_s, previous_output_tokens_per_s,
        output_tokens_per_s / previous_output_tokens_per_s - 1 AS output_tokens_per_s_change,
        usd_per_m_output_tokens, previous_usd_per_m_output_tokens,
@@ -37,11 +38,11 @@ SELECT run_key, target_id, concurrency, logical_date, previous_logical_date,
 FROM (
     SELECT pp.*,
            -- the same window three times: Redshift has no WINDOW clause
-           lag(logical_date) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency
+           lag(logical_date) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency, arrival_rate_rps
                                    ORDER BY logical_date) AS previous_logical_date,
-           lag(output_tokens_per_s) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency
+           lag(output_tokens_per_s) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency, arrival_rate_rps
                                           ORDER BY logical_date) AS previous_output_tokens_per_s,
-           lag(usd_per_m_output_tokens) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency
+           lag(usd_per_m_output_tokens) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency, arrival_rate_rps
                                               ORDER BY logical_date) AS previous_usd_per_m_output_tokens
     FROM llmbench.price_performance pp
 ) t

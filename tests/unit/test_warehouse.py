@@ -233,3 +233,36 @@ def test_redshift_dialect_gives_varchar_a_length_and_no_add_column_if_not_exists
     assert "ADD COLUMN IF NOT EXISTS" in pg and "ADD COLUMN IF NOT EXISTS" not in rs
     assert re.search(r"\bVARCHAR\b(?!\()", rs) is None and "VARCHAR(65535)" in rs
     assert warehouse.redact("redshift://admin:pw@cluster:5439/dev") == "redshift://cluster:5439/dev"
+
+
+def test_open_loop_migration_keeps_published_rows_and_keys_levels_by_rate(db, tmp_path, monkeypatch):
+    """A warehouse that holds runs from before 009 is upgraded in place: its rows stay (as
+    closed-loop levels, arrival rate 0, comments kept), and afterwards two open-loop levels with
+    the same in-flight cap but different rates are two rows."""
+    import shutil
+
+    sql = tmp_path / "sql_before"
+    shutil.copytree(warehouse.SQL_DIR, sql)
+    (sql / "009_open_loop.sql").unlink()
+    (sql / "010_views.sql").write_text("-- repeatable\n")  # today's views read 009's columns
+    monkeypatch.setattr(warehouse, "SQL_DIR", sql)
+    warehouse.publish(frames("old"), db)
+    monkeypatch.undo()
+
+    open_loop = frames("new")
+    open_loop["levels"] = pd.DataFrame([{
+        "run_key": "new", "target_id": "t1", "concurrency": 256, "arrival_rate_rps": rate, "load_mode": "poisson",
+        "requests_attempted": 4, "requests_ok": 4, "requests_failed": 0, "error_rate": 0.0,
+        "output_tokens_per_s": 10.0 * rate,
+    } for rate in (0.5, 2.0)])
+    warehouse.publish(open_loop, db)  # migrates first
+    got = warehouse.query("SELECT run_key, concurrency, arrival_rate_rps, load_mode FROM llmbench.levels "
+                          "ORDER BY run_key, concurrency, arrival_rate_rps", target=db)
+    assert got.values.tolist() == [["new", 256, 0.5, "poisson"], ["new", 256, 2.0, "poisson"],
+                                   ["old", 1, 0.0, "closed"], ["old", 2, 0.0, "closed"]]
+    # the same level twice is still refused
+    dup = frames("dup")
+    dup["levels"] = pd.concat([open_loop["levels"].head(1)] * 2).assign(run_key="dup")
+    with pytest.raises(Exception):
+        warehouse.publish(dup, db)
+    test_columns_carry_comments_for_bi_tools(db)
