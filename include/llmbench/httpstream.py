@@ -299,6 +299,7 @@ class StreamClient:
     target: Target = field(init=False)
     _conn: _Stream | None = field(default=None, init=False)
     resent: int = field(default=0, init=False)  # sends retried because a reused connection had closed
+    resent_last: bool = field(default=False, init=False)  # the last request was one of them
     sent_ns: int | None = field(default=None, init=False)
     connect_ns: int = field(default=0, init=False)  # the last request's connecting time (0: reused)
     reads: list = field(default_factory=list, init=False)
@@ -341,7 +342,7 @@ class StreamClient:
         Cancelled (a timeout), it aborts the connection; `sent_ns` and `reads` then say what the
         request got so far."""
         request = self._request_bytes(body, headers)
-        self.sent_ns, self.reads, self.connect_ns = None, [], 0
+        self.sent_ns, self.reads, self.connect_ns, self.resent_last = None, [], 0, False
         for attempt in (0, 1):
             reused = self._conn is not None and not self._conn.closed
             if not reused:
@@ -366,6 +367,7 @@ class StreamClient:
                 # so nothing was measured; send again on a fresh one (counted).
                 self._conn = None
                 self.resent += 1
+                self.resent_last = True
                 continue
             if not (self.keep_alive and not conn.closed):
                 self.close()

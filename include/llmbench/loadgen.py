@@ -327,7 +327,7 @@ async def run_level(
                 error_kind=kind,
                 error_detail=detail,
                 wire=endpoint.wire,
-                extra={"repeat": repeat, "arrival_rate_rps": 0.0},
+                extra={"repeat": repeat, "arrival_rate_rps": 0.0, "send_retried": client.resent_last},
             ))
 
     def deliver(rec: dict[str, Any]) -> None:
@@ -410,7 +410,7 @@ async def run_open_level(
             concurrency=max_in_flight, request_index=idx, worker=-1, send_ns=send_ns, end_ns=end_ns,
             send_lag_ns=max(0, send_ns - due_ns - client.connect_ns), http_status=status, lines=lines,
             error_kind=kind, error_detail=detail, wire=endpoint.wire,
-            extra={"repeat": repeat, "arrival_rate_rps": arrival_rate_rps},
+            extra={"repeat": repeat, "arrival_rate_rps": arrival_rate_rps, "send_retried": client.resent_last},
         ))
 
     async def drive() -> None:
@@ -571,7 +571,7 @@ def request_schema():
         ("tpot_ms", pa.float64()), ("itl_ms", pa.list_(pa.float64())), ("content_chunks", pa.int32()),
         ("output_tokens", pa.int32()), ("output_tokens_source", pa.string()), ("output_tokens_counted", pa.int32()),
         ("input_tokens", pa.int32()), ("finish_reason", pa.string()), ("repeat", pa.int32()),
-        ("arrival_rate_rps", pa.float64()),
+        ("arrival_rate_rps", pa.float64()), ("send_retried", pa.bool_()),
     ])
 
 

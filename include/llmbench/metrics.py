@@ -101,6 +101,8 @@ def summarize_level(
         "output_tokens_mean": out_tokens / len(ok) if ok else None,
         "achieved_concurrency": busy_s / window_s if window_s > 0 else None,
         "client_cpu_pct": 100.0 * client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None,
+        # sends repeated on a fresh connection because the server had closed the reused one
+        "sends_retried": sum(1 for r in records if r.get("send_retried")),
     }
     row.update(distribution((r["ttft_ms"] for r in ok), "ttft_ms"))
     row.update(distribution((gap for r in ok for gap in r["itl_ms"]), "itl_ms"))

@@ -138,3 +138,68 @@ def test_connection_close_mode_ends_at_close_and_reports_a_mid_stream_drop():
     assert b"Connection: close" in seen["heads"][0]
     resp = decode_response(reads)
     assert resp.status == 200 and not resp.complete and outcome is not None
+
+
+def _hangs_up_on_every_second_request_of_a_connection():
+    async def answer(n, writer):
+        if n % 2 == 0:  # read the request, then close without a byte: the kept-alive connection died
+            return False
+        writer.write(HEAD + _chunked(b'data: {"choices":[{"delta":{"content":"x"},"finish_reason":null}]}\n\n',
+                                     b'data: {"choices":[{"delta":{},"finish_reason":"length"}]}\n\n'))
+        await writer.drain()
+        return True
+    return answer
+
+
+def test_a_request_whose_kept_alive_connection_died_unanswered_is_sent_again_and_counted():
+    async def main():
+        server, url, seen = await _server(_hangs_up_on_every_second_request_of_a_connection())
+        client = StreamClient(url, keep_alive=True)
+        first = await asyncio.wait_for(client.post(b"{}", {}), 5)
+        retried_first = client.resent_last
+        second = await asyncio.wait_for(client.post(b"{}", {}), 5)
+        client.close()
+        server.close()
+        return first, retried_first, second, client.resent_last, client.resent, seen
+
+    first, retried_first, second, retried_second, resent, seen = asyncio.run(main())
+    assert decode_response(first[2]).complete and decode_response(second[2]).complete
+    assert (retried_first, retried_second, resent) == (False, True, 1)
+    assert seen["connections"] == 2 and seen["requests"] == 3  # the unanswered one, then its resend
+
+
+def test_the_sweep_records_and_counts_the_resent_requests(tmp_path):
+    import pandas as pd
+
+    from llmbench.loadgen import Endpoint, run_sweep
+
+    # a thread of its own serving the same raw server to the sweep's event loops
+    import threading
+
+    ready, box = threading.Event(), {}
+
+    def serve():
+        async def run():
+            server, url, seen = await _server(_hangs_up_on_every_second_request_of_a_connection())
+            box.update(url=url, loop=asyncio.get_running_loop(), stop=asyncio.Event())
+            ready.set()
+            await box["stop"].wait()
+            server.close()
+        asyncio.run(run())
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    ready.wait(5)
+    try:
+        workload = {"input_tokens": 8, "output_tokens": 1, "concurrency": [1], "requests_per_level": 3,
+                    "request_timeout_s": 5}
+        result = run_sweep(Endpoint(box["url"], keep_alive=True), workload, tmp_path)
+    finally:
+        box["loop"].call_soon_threadsafe(box["stop"].set)
+        t.join(5)
+    (level,) = result.levels
+    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
+    assert level["requests_ok"] == 3
+    # request 0 opens a connection; request 1 reuses it, is hung up on, and goes again on a new
+    # one; request 2 reuses that one, and so on
+    assert rq["send_retried"].tolist() == [False, True, True] and level["sends_retried"] == 2
