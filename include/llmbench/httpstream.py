@@ -234,8 +234,12 @@ class _Stream(_Reads, asyncio.Protocol):
         self.transport.write(data)
 
     def close(self, abort: bool = False) -> None:
-        if self.transport is not None:
-            self.transport.abort() if abort else self.transport.close()
+        if self.transport is None:
+            return
+        if abort:
+            self.transport.abort()
+        else:
+            self.transport.close()
 
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux

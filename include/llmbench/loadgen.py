@@ -293,17 +293,16 @@ async def run_level(
     # advance), builds each body when it takes the request.
     bodies = [body(i) for i in range(n_requests)] if n_requests is not None and next_index is None else None
     take = next_index or itertools.count().__next__
-    records: list[dict[str, Any]] = []
 
-    async def worker(w: int) -> None:
+    async def worker(w: int, builder: RecordBuilder, deadline: float | None) -> None:
         # One connection per worker; see Endpoint.keep_alive.
         client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
         try:
-            await _work(w, client)
+            await _work(w, client, builder, deadline)
         finally:
             client.close()
 
-    async def _work(w: int, client: StreamClient) -> None:
+    async def _work(w: int, client: StreamClient, builder: RecordBuilder, deadline: float | None) -> None:
         while True:
             if deadline is not None and time.perf_counter() >= deadline:
                 return
@@ -330,26 +329,38 @@ async def run_level(
                 extra={"repeat": repeat, "arrival_rate_rps": 0.0, "send_retried": client.resent_last},
             ))
 
+    async def drive(builder: RecordBuilder) -> None:
+        deadline = time.perf_counter() + duration_s if duration_s else None
+        async with asyncio.TaskGroup() as workers:
+            for w in range(concurrency):
+                workers.create_task(worker(w, builder, deadline))
+
+    return await _with_record_builder(on_record, drive)
+
+
+async def _with_record_builder(on_record: Callable[[dict[str, Any]], None], drive) -> tuple[list[dict[str, Any]], float]:
+    """Run a level's drive(builder) beside the record builder it submits to; every record goes to
+    on_record as it comes back. Returns (records, client CPU seconds: this process's during the
+    level and the builder's)."""
+    records: list[dict[str, Any]] = []
+
     def deliver(rec: dict[str, Any]) -> None:
         records.append(rec)
         on_record(rec)
 
-    async def drive() -> None:
-        async with asyncio.TaskGroup() as workers:
-            for w in range(concurrency):
-                workers.create_task(worker(w))
+    async def drive_then_finish() -> None:
+        await drive(builder)
         await builder.finish()
 
     builder = RecordBuilder(deliver)
-    await builder.start()
+    await builder.start()  # before the clock: the helper's start-up is nobody's level
     cpu0 = time.process_time()
-    deadline = time.perf_counter() + duration_s if duration_s else None
-    # TaskGroups, not gather: if a worker or the record delivery raises (disk full, a drill),
+    # TaskGroups, not gather: if a request or the record delivery raises (disk full, a drill),
     # everything else is cancelled at once instead of measuring on after the sweep has failed.
     try:
         async with asyncio.TaskGroup() as tg:
             tg.create_task(builder.read())
-            tg.create_task(drive())
+            tg.create_task(drive_then_finish())
     except BaseExceptionGroup as group:
         raise _first_failure(group) from None
     finally:
@@ -393,11 +404,10 @@ async def run_open_level(
     lateness plus any wait for the in-flight cap. Records carry concurrency = max_in_flight and
     arrival_rate_rps. Returns (records, client CPU seconds)."""
     arrivals = poisson_offsets_s(arrival_rate_rps, f"{seed}:{first_index}:{arrival_rate_rps}")
-    records: list[dict[str, Any]] = []
     idle: list[StreamClient] = []  # connections of finished requests, reused by later ones
     slots = asyncio.Semaphore(max_in_flight)
 
-    async def one(i: int, due_ns: int) -> None:
+    async def one(i: int, due_ns: int, builder: RecordBuilder) -> None:
         idx = first_index + i
         prompt = make_prompt(seed, idx, sample_length(input_tokens, seed, idx, "input"),
                              sample_length(output_tokens, seed, idx, "output"), shared_prefix_tokens)
@@ -413,7 +423,7 @@ async def run_open_level(
             extra={"repeat": repeat, "arrival_rate_rps": arrival_rate_rps, "send_retried": client.resent_last},
         ))
 
-    async def drive() -> None:
+    async def drive(builder: RecordBuilder) -> None:
         async with asyncio.TaskGroup() as requests:
             t0 = time.perf_counter_ns()
             i = 0
@@ -425,28 +435,12 @@ async def run_open_level(
                 wait_s = (due_ns - time.perf_counter_ns()) / 1e9
                 if wait_s > 0:
                     await asyncio.sleep(wait_s)
-                requests.create_task(one(i, due_ns))
+                requests.create_task(one(i, due_ns, builder))
                 i += 1
         for client in idle:
             client.close()
-        await builder.finish()
 
-    def deliver(rec: dict[str, Any]) -> None:
-        records.append(rec)
-        on_record(rec)
-
-    builder = RecordBuilder(deliver)
-    await builder.start()
-    cpu0 = time.process_time()
-    try:
-        async with asyncio.TaskGroup() as tg:
-            tg.create_task(builder.read())
-            tg.create_task(drive())
-    except BaseExceptionGroup as group:
-        raise _first_failure(group) from None
-    finally:
-        await builder.close()
-    return records, time.process_time() - cpu0 + builder.cpu_s
+    return await _with_record_builder(on_record, drive)
 
 
 def _first_failure(group: BaseExceptionGroup) -> BaseException:

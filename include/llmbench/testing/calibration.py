@@ -28,6 +28,13 @@ def _chunk(delta: dict, finish: str | None = None) -> bytes:
                                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n").encode()
 
 
+def _tail(n: int, prompt_tokens: int) -> list[bytes]:
+    """What follows the last token: the finish reason, the usage, [DONE]."""
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n}
+    return [_chunk({}, "length"), ("data: " + json.dumps({"choices": [], "usage": usage}) + "\n\n").encode(),
+            b"data: [DONE]\n\n"]
+
+
 async def scheduled_stream(body: dict, sched: dict, arrival: float, write, sent: list[float]) -> None:
     """Write one OpenAI SSE stream through `write(bytes)` on the schedule; token k is due at
     arrival + ttft + k * itl (absolute deadlines). Appends each token's actual write time to `sent`."""
@@ -38,11 +45,8 @@ async def scheduled_stream(body: dict, sched: dict, arrival: float, write, sent:
             await asyncio.sleep(delay)
         await write(_chunk({"content": " tok"}))
         sent.append(time.perf_counter())
-    await write(_chunk({}, "length"))
-    prompt_tokens = len(body["messages"][-1]["content"].split())
-    await write(("data: " + json.dumps({"choices": [], "usage": {
-        "prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n}}) + "\n\n").encode())
-    await write(b"data: [DONE]\n\n")
+    for part in _tail(n, len(body["messages"][-1]["content"].split())):
+        await write(part)
 
 
 async def chat(request: web.Request) -> web.StreamResponse:
@@ -117,7 +121,6 @@ def make_app(ttft_ms: float = 100.0, itl_ms: float = 10.0, tokens: int = 256) ->
 # time of its first byte (SO_TIMESTAMPNS), and each token's time is taken at its send() call.
 
 _TOKEN = _chunk({"content": " tok"})
-_DONE = _chunk({}, "length")
 
 
 class _Ticker:
@@ -327,9 +330,7 @@ class CalibrationServer:
                 prompt_tokens = len(req["messages"][-1]["content"].split())
             except (ValueError, KeyError, IndexError, TypeError) as e:
                 return conn.respond("400 Bad Request", "application/json", json.dumps({"error": str(e)}).encode())
-            tail = _DONE + ("data: " + json.dumps({"choices": [], "usage": {
-                "prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n}})
-                + "\n\n").encode() + b"data: [DONE]\n\n"
+            tail = b"".join(_tail(n, prompt_tokens))
             if n <= 0:
                 return conn.respond("200 OK", "text/event-stream", tail)
             return conn.start_stream(n, arrival, tail)
