@@ -246,6 +246,16 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
 _TS = struct.Struct("qq")
 
 
+def received_ns(ancillary) -> int:
+    """When a recvmsg's data arrived, on perf_counter_ns's clock: the kernel's receive stamp
+    (SO_TIMESTAMPNS, CLOCK_REALTIME, shifted by the offset of this moment), else now."""
+    for level, kind, raw in ancillary or ():
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= 16:
+            sec, nsec = _TS.unpack_from(raw)
+            return sec * 1_000_000_000 + nsec - (time.time_ns() - _perf_ns())
+    return _perf_ns()
+
+
 class _KernelStamped(_Reads):
     """Plain TCP, read with recvmsg: each read stamped with the kernel's receive time
     (SO_TIMESTAMPNS), so a token's time is when it reached this machine, however busy the event
@@ -267,13 +277,7 @@ class _KernelStamped(_Reads):
             return self._gone(e)
         if not data:
             return self._gone(None)
-        for level, kind, raw in anc:
-            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= 16:
-                sec, nsec = _TS.unpack_from(raw)
-                # CLOCK_REALTIME -> perf_counter's clock, with the offset of this moment
-                self.got(sec * 1_000_000_000 + nsec - (time.time_ns() - _perf_ns()), data)
-                return
-        self.got(_perf_ns(), data)
+        self.got(received_ns(anc), data)
 
     def _gone(self, exc: Exception | None) -> None:
         self.close()

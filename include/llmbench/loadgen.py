@@ -98,28 +98,38 @@ def parse_openai_sse(lines: list[tuple[int, bytes]]) -> StreamParse:
         return _parse_lines(lines)
     if len(chunks) != len(data) or not all(isinstance(c, dict) for c in chunks):
         return _parse_lines(lines)
-    content_ns: list[int] = []
-    finish_reason = None
-    usage = None
+    parse = StreamParse([], None, None)
     for (t_ns, _), chunk in zip(data, chunks):
-        if "error" in chunk:
-            return StreamParse(content_ns, finish_reason, usage, "stream_error", json.dumps(chunk["error"])[:200])
-        if chunk.get("usage"):
-            usage = chunk["usage"]
-        for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or {}
-            if delta.get("content"):
-                content_ns.append(t_ns)
-            if choice.get("finish_reason"):
-                finish_reason = choice["finish_reason"]
-    return StreamParse(content_ns, finish_reason, usage)
+        if not _take_chunk(parse, t_ns, chunk):
+            break
+    return parse
+
+
+def _take_chunk(parse: StreamParse, t_ns: int, chunk: dict[str, Any]) -> bool:
+    """Fold one OpenAI chat-completion chunk (arrived at t_ns) into `parse`; False (with the
+    error set) when the chunk is an error event."""
+    if "error" in chunk:
+        parse.error_kind, parse.error_detail = "stream_error", json.dumps(chunk["error"])[:200]
+        return False
+    if chunk.get("usage"):
+        parse.usage = chunk["usage"]
+    for choice in chunk.get("choices") or []:
+        delta = choice.get("delta") or {}
+        if delta.get("content"):
+            parse.content_ns.append(t_ns)
+        if choice.get("finish_reason"):
+            parse.finish_reason = choice["finish_reason"]
+    return True
 
 
 def _parse_lines(lines: list[tuple[int, bytes]]) -> StreamParse:
     """parse_openai_sse line by line: LMI/TGI JSON lines, and the exact malformed line."""
-    content_ns: list[int] = []
-    finish_reason = None
-    usage = None
+    parse = StreamParse([], None, None)
+
+    def malformed(text: bytes) -> StreamParse:
+        parse.error_kind, parse.error_detail = "malformed_chunk", text[:200].decode("utf-8", "replace")
+        return parse
+
     for t_ns, raw in lines:
         line = raw.strip()
         if not line or line.startswith(b":"):
@@ -129,15 +139,15 @@ def _parse_lines(lines: list[tuple[int, bytes]]) -> StreamParse:
             try:
                 obj = json.loads(line)
             except ValueError:
-                return StreamParse(content_ns, finish_reason, usage, "malformed_chunk", line[:200].decode("utf-8", "replace"))
+                return malformed(line)
             token = obj.get("token") or {}
             if token.get("text") and not token.get("special"):
-                content_ns.append(t_ns)
+                parse.content_ns.append(t_ns)
             details = obj.get("details") or {}
             if details.get("finish_reason"):
-                finish_reason = details["finish_reason"]
+                parse.finish_reason = details["finish_reason"]
                 if details.get("generated_tokens") is not None:
-                    usage = {"completion_tokens": details["generated_tokens"]}
+                    parse.usage = {"completion_tokens": details["generated_tokens"]}
             continue
         if not line.startswith(b"data:"):
             continue  # event:/id:/retry: fields carry nothing we measure
@@ -147,20 +157,12 @@ def _parse_lines(lines: list[tuple[int, bytes]]) -> StreamParse:
         try:
             chunk = json.loads(payload)
         except ValueError:
-            return StreamParse(content_ns, finish_reason, usage, "malformed_chunk", payload[:200].decode("utf-8", "replace"))
+            return malformed(payload)
         if not isinstance(chunk, dict):
-            return StreamParse(content_ns, finish_reason, usage, "malformed_chunk", payload[:200].decode("utf-8", "replace"))
-        if "error" in chunk:
-            return StreamParse(content_ns, finish_reason, usage, "stream_error", json.dumps(chunk["error"])[:200])
-        if chunk.get("usage"):
-            usage = chunk["usage"]
-        for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or {}
-            if delta.get("content"):
-                content_ns.append(t_ns)
-            if choice.get("finish_reason"):
-                finish_reason = choice["finish_reason"]
-    return StreamParse(content_ns, finish_reason, usage)
+            return malformed(payload)
+        if not _take_chunk(parse, t_ns, chunk):
+            return parse
+    return parse
 
 
 def build_record(

@@ -14,10 +14,11 @@ import asyncio
 import heapq
 import json
 import socket
-import struct
 import time
 
 from aiohttp import web
+
+from llmbench.httpstream import SO_TIMESTAMPNS, received_ns
 
 SCHEDULE = web.AppKey("schedule", dict)
 SENT = web.AppKey("sent", list)
@@ -183,7 +184,7 @@ class _Conn:
         if not data:
             return self.close()
         if not self.buf:
-            self.first_ns = self.server.kernel_ns(anc)
+            self.first_ns = received_ns(anc)
         self.buf += data
         while self.stream is None and self.buf:
             if not self._one_request():
@@ -200,7 +201,7 @@ class _Conn:
             return False
         body, self.buf = self.buf[end + 4:end + 4 + length], self.buf[end + 4 + length:]
         arrival = (self.first_ns if self.first_ns is not None else time.perf_counter_ns()) / 1e9
-        self.first_ns = self.server.kernel_ns(None) if self.buf else None
+        self.first_ns = time.perf_counter_ns() if self.buf else None
         method, path = (head[0].split(" ") + ["", ""])[:2]
         self.close_after = headers.get("connection", "").lower() == "close"
         self.server.handle(self, method, path, body, arrival)
@@ -285,17 +286,6 @@ class CalibrationServer:
     def __init__(self, ttft_ms: float = 100.0, itl_ms: float = 10.0, tokens: int = 256) -> None:
         self.schedule = {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "tokens": tokens}
         self.sent: list[dict] = []
-        # CLOCK_REALTIME (kernel stamps) -> perf_counter's clock; re-taken at every accept
-        self.realtime_offset_ns = time.time_ns() - time.perf_counter_ns()
-
-    def kernel_ns(self, ancillary) -> int:
-        """A request's arrival on perf_counter's clock: the kernel's receive stamp when it gave
-        one, else now."""
-        for level, kind, data in ancillary or ():
-            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
-                sec, nsec = struct.unpack("qq", data[:16])
-                return sec * 1_000_000_000 + nsec - self.realtime_offset_ns
-        return time.perf_counter_ns()
 
     async def serve(self, host: str, port: int) -> None:
         self.loop = asyncio.get_running_loop()
@@ -310,7 +300,6 @@ class CalibrationServer:
         await asyncio.Event().wait()
 
     def _accept(self, lsock: socket.socket) -> None:
-        self.realtime_offset_ns = time.time_ns() - time.perf_counter_ns()
         while True:
             try:
                 sock, _ = lsock.accept()
@@ -347,8 +336,6 @@ class CalibrationServer:
             return conn.respond("200 OK", "application/json", b'{"status": "ok"}')
         conn.respond("404 Not Found", "text/plain", b"not found")
 
-
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
 
 
 def main() -> None:
