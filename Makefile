@@ -1,6 +1,7 @@
 # llmbench: every setup step a fresh machine needs lives here.
 #   make run    run the whole benchmark DAG once, in-process, on the embedded local default
 #   make test   the test suite (unit, DAG integrity, integration against real servers)
+#   make test-fast  unit + DAG integrity only: no server, no build, under a minute
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -19,11 +20,12 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: help venv server browser airflow-db run test bench lock clean
+.PHONY: help preflight-run preflight-test venv server browser airflow-db run test test-fast bench lock clean
 help:
 	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
 	@echo "    [WAREHOUSE_CONN=postgres://...] [PARAMS='{\"concurrency\": [1, 2]}']  publish to PostgreSQL; more DAG Params"
-	@echo "make test                                   run the test suite"
+	@echo "make test                                   run the test suite (preflight, build once, then everything)"
+	@echo "make test-fast                              unit + DAG integrity tests only (no server, no build; < 1 min)"
 	@echo "make server                                 build llama-server and unpack the model (once, cached in $(LLMBENCH_CACHE))"
 	@echo "make browser                                install Debian's chromium for the report test (once)"
 	@echo "make bench                                  benchmarks (results in benchmarks/results/)"
@@ -39,6 +41,13 @@ $(BIN)/.installed: requirements.txt pyproject.toml
 
 venv: $(BIN)/.installed
 
+# What the machine must provide (Python, a compiler, PostgreSQL, Redis): one line each, in seconds.
+preflight-run:
+	@PYTHON=$(PYTHON) scripts/preflight.sh run
+preflight-test:
+	@PYTHON=$(PYTHON) scripts/preflight.sh test
+
+# Built for a portable CPU baseline, smoke-checked on this CPU before use (scripts/get_local_server.sh).
 server: venv
 	@PYTHON=$(BIN)/python scripts/get_local_server.sh
 
@@ -47,7 +56,7 @@ airflow-db: venv
 	@$(BIN)/airflow db migrate >$(AIRFLOW_HOME)/db-migrate.log 2>&1 || { tail -20 $(AIRFLOW_HOME)/db-migrate.log; exit 1; }
 	@$(BIN)/airflow pools import deploy/pools.json >/dev/null
 
-run: server airflow-db
+run: preflight-run server airflow-db
 	@scripts/run_dag.sh "$(DATE)" "$(CONFIG)"
 
 # Debian's Chromium, for the test that opens the report headless (about 30 s, once per machine).
@@ -55,8 +64,11 @@ browser:
 	@command -v chromium >/dev/null || { echo "llmbench: installing Debian's chromium (report test)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
-test: server browser
+test: preflight-test server browser
 	@scripts/test.sh
+
+test-fast: venv
+	@scripts/test.sh -m "not integration" tests/unit tests/dags
 
 # Benchmarks write benchmarks/results/*.{json,md}; run them on an otherwise idle machine.
 bench: venv

@@ -22,8 +22,11 @@ from typing import Any
 from llmbench import paths
 from llmbench.backends.base import DeployError
 from llmbench.loadgen import Endpoint
+from llmbench.serversmoke import cpu_fingerprint
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# How long deploy watches a fresh server for an immediate exit before handing over to wait_ready.
+START_CHECK_S = 5.0
 
 
 def server_binary() -> Path:
@@ -90,6 +93,7 @@ class LocalBackend:
         for what, p in (("llama-server binary", binary), ("model", model)):
             if not p.exists():
                 raise DeployError(f"{what} not found at {p}; run `make server` (scripts/get_local_server.sh) first")
+        _check_verified(binary)
         s = target["serving"]
         work_dir.mkdir(parents=True, exist_ok=True)
         log_path = work_dir / "llama-server.log"
@@ -123,10 +127,16 @@ class LocalBackend:
         }
         # A server that dies at once (bad flag, port taken, unreadable model) is a failed deploy:
         # remove what we started before raising, since Airflow skips the teardown of a failed setup.
-        time.sleep(0.5)
-        if proc.poll() is not None:
-            stop_group(proc.pid)
-            raise DeployError(f"llama-server exited at start (code {proc.returncode}): {_tail(log_path)}")
+        # Poll rather than sleep once: a loaded machine can take longer than any fixed pause to get
+        # as far as the failure, and a healthy start is seen as soon as the port accepts.
+        deadline = time.monotonic() + START_CHECK_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                stop_group(proc.pid)
+                raise DeployError(f"llama-server exited at start (code {proc.returncode}): {_tail(log_path)}")
+            if _accepts(port):
+                break
+            time.sleep(0.05)
         return handle
 
     def wait_ready(self, handle: dict[str, Any], timeout_s: float = 120.0) -> None:
@@ -157,6 +167,26 @@ class LocalBackend:
         deleted_at = datetime.now(timezone.utc)
         seconds = (deleted_at - datetime.fromisoformat(handle["deployed_at"])).total_seconds()
         return {"deleted_at": deleted_at.isoformat(), "endpoint_seconds": seconds}
+
+
+def _check_verified(binary: Path) -> None:
+    """The cached binary must have passed its smoke check on this CPU (scripts/get_local_server.sh
+    writes verified-<cpu fingerprint> beside it): a binary copied from another machine can crash at
+    the first decode. A binary named by LLMBENCH_LLAMA_SERVER is the caller's responsibility."""
+    if "LLMBENCH_LLAMA_SERVER" in os.environ:
+        return
+    marker = binary.resolve().parent / f"verified-{cpu_fingerprint()}"
+    if not marker.exists():
+        raise DeployError(f"llama-server at {binary.resolve()} has not passed its smoke check on this CPU; "
+                          "run `make server`")
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
 
 
 def _serves_port(pgid: int, port: int) -> bool:
