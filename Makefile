@@ -20,7 +20,7 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: help preflight-run preflight-test venv server browser airflow-db run test test-fast bench lock clean
+.PHONY: help preflight-run preflight-test preflight-fast venv server browser airflow-db run test test-fast bench lock clean
 help:
 	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
 	@echo "    [WAREHOUSE_CONN=postgres://...] [PARAMS='{\"concurrency\": [1, 2]}']  publish to PostgreSQL; more DAG Params"
@@ -46,6 +46,8 @@ preflight-run:
 	@PYTHON=$(PYTHON) scripts/preflight.sh run
 preflight-test:
 	@PYTHON=$(PYTHON) scripts/preflight.sh test
+preflight-fast:
+	@PYTHON=$(PYTHON) scripts/preflight.sh fast
 
 # Built for a portable CPU baseline, smoke-checked on this CPU before use (scripts/get_local_server.sh).
 server: venv
@@ -67,7 +69,7 @@ browser:
 test: preflight-test server browser
 	@scripts/test.sh
 
-test-fast: venv
+test-fast: preflight-fast venv
 	@scripts/test.sh -m "not integration" tests/unit tests/dags
 
 # Benchmarks write benchmarks/results/*.{json,md}; run them on an otherwise idle machine.

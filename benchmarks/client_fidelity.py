@@ -25,8 +25,11 @@ import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
-from llmbench.loadgen import Endpoint, client_processes, run_sweep
+from llmbench.backends.base import Endpoint
+from llmbench.loadgen import client_processes
+from llmbench.sweep import run_sweep
 from llmbench.testing._serve import ServerProcess
+from llmbench.workload import Workload
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TTFT_MS, ITL_MS, TOKENS = 100.0, 10.0, 256
@@ -49,8 +52,9 @@ def one(server: ServerProcess, streams: int, per_stream: int, processes: int, wo
     for child in server_proc.children(recursive=True):  # under taskset, the Python process is a child or itself
         server_proc = child
     cpu0 = sum(server_proc.cpu_times()[:2])
-    workload = {"input_tokens": 32, "output_tokens": TOKENS, "concurrency": [streams],
-                "requests_per_level": streams * per_stream, "request_timeout_s": 120, "client_processes": processes}
+    workload = Workload.model_validate({"input_tokens": 32, "output_tokens": TOKENS, "concurrency": [streams],
+                                        "requests_per_level": streams * per_stream, "request_timeout_s": 120,
+                                        "client_processes": processes})
     t0 = time.monotonic()
     lv = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), workload, work).levels[0]
     wall_s = time.monotonic() - t0

@@ -19,8 +19,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from llmbench.loadgen import Endpoint, run_sweep
+from llmbench.backends.base import Endpoint
+from llmbench.sweep import run_sweep
 from llmbench.testing._serve import ServerProcess
+from llmbench.workload import Workload
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TTFT_MS, ITL_MS, TOKENS = 100.0, 10.0, 256
@@ -43,8 +45,8 @@ def main() -> None:
         server.cmd = ["taskset", "-c", "1", *server.cmd]  # ... and the server on core 1
     work = Path(a.out + ".work")
     with server:
-        workload = {"input_tokens": 32, "output_tokens": TOKENS, "concurrency": [a.streams],
-                    "requests_per_level": n_requests, "request_timeout_s": 60}
+        workload = Workload.model_validate({"input_tokens": 32, "output_tokens": TOKENS, "concurrency": [a.streams],
+                                            "requests_per_level": n_requests, "request_timeout_s": 60})
         t0 = time.monotonic()
         lv = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), workload, work).levels[0]
         wall_s = time.monotonic() - t0

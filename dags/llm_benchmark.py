@@ -1,10 +1,11 @@
-"""llm_benchmark: the weekly price-performance benchmark (DESIGN.md, "One run, as data flows").
+"""llm_benchmark: the weekly price-performance benchmark.
 
 plan -> [per target: deploy (setup) -> wait_ready -> warm_up -> sweep -> validate; teardown]
      -> price_performance -> publish (Asset) -> report -> check
 
-The per-target chain exists twice, as mapped task groups `local` and `sagemaker`, because the
-two need different capacity controls (pools, rescheduling waits); a run fills one of them.
+The per-target chain exists once per backend kind, as mapped task groups `local`, `sagemaker`
+and `openai`, because each needs its own capacity controls (a pool for the shared machine,
+rescheduling waits for endpoints that take minutes); a kind with no target in the run is skipped.
 
 Wiring only: every task calls one function of llmbench.pipeline, imported inside the task so the
 scheduler parses this file without the library's heavy dependencies.
@@ -29,6 +30,8 @@ SCHEDULE = os.environ.get("LLMBENCH_SCHEDULE", "@weekly")
 MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
+# backend kind -> (the pool its measuring tasks hold, whether its waits give the worker slot back)
+BACKEND_GROUPS = {"local": (LOCAL_POOL, False), "sagemaker": (SAGEMAKER_DEPLOY_POOL, True), "openai": (None, False)}
 
 
 def _alert(context) -> None:
@@ -37,15 +40,14 @@ def _alert(context) -> None:
     alert_on_failure(context)
 
 
-def _label(target: dict) -> None:
+def _call(step: str, target: dict, *args, platform: bool = True):
+    """The body every per-target task shares: label the mapped instance, then run one pipeline
+    function with what the platform provides the backend (Airflow connections -> kwargs)."""
+    from llmbench import pipeline
+    from llmbench_airflow import backend_kwargs
+
     get_current_context()["target_label"] = target["label"]
-
-
-def backend_kwargs(target: dict) -> dict:
-    # Airflow connections -> the library's inputs (plugins/llmbench_airflow.py); empty for local.
-    from llmbench_airflow import backend_kwargs as build
-
-    return build(target)
+    return getattr(pipeline, step)(target, *args, **(backend_kwargs(target) if platform else {}))
 
 
 @dag(
@@ -78,16 +80,19 @@ def llm_benchmark():
         params = dict(ctx["params"])
         config = params.pop("config")
         logical_date = ctx.get("logical_date") or ctx["dag_run"].run_after
-        return make_plan(config, logical_date, params)["targets"]
+        return [t.model_dump(mode="json") for t in make_plan(config, logical_date, params).targets]
 
     @task
-    def on_backend(targets: list[dict], backend: str) -> list[dict]:
-        return [t for t in targets if t["backend"] == backend]
+    def on_backend(targets: list[dict], kind: str) -> list[dict]:
+        from llmbench import pipeline
 
-    def target_group(group_id: str, pool: str, waits_by_rescheduling: bool):
+        return pipeline.targets_on(targets, kind)
+
+    def target_group(group_id: str, pool: str | None, waits_by_rescheduling: bool):
         """The per-target chain, for one kind of capacity: the local machine (one pool slot, every
-        task in it) or SageMaker endpoints (deploys serialised so quota checks are atomic; waits
-        that give their worker slot back while an endpoint is created)."""
+        task in it), SageMaker endpoints (deploys serialised so quota checks are atomic; waits
+        that give their worker slot back while an endpoint is created), or an endpoint that
+        already runs (no pool: nothing is created)."""
         limits = {"map_index_template": MAP_LABEL, "execution_timeout": timedelta(minutes=30)}
         body = {**limits, "pool": pool} if pool == LOCAL_POOL else limits
 
@@ -95,65 +100,41 @@ def llm_benchmark():
             # An endpoint takes 5-15 minutes to deploy and may wait for quota: poke, then free the
             # worker slot until the next poke (mode="reschedule"). The timeouts are the config's.
             @setup
-            @task.sensor(pool=SAGEMAKER_DEPLOY_POOL, poke_interval=60, timeout=6 * 3600, mode="reschedule",
+            @task.sensor(pool=pool, poke_interval=60, timeout=6 * 3600, mode="reschedule",
                          map_index_template=MAP_LABEL)
             def deploy(target: dict) -> PokeReturnValue:
-                from llmbench import pipeline
-
-                _label(target)
-                handle = pipeline.deploy_within_quota(target, **backend_kwargs(target))
+                handle = _call("deploy_within_capacity", target)
                 return PokeReturnValue(is_done=handle is not None, xcom_value=handle)
 
             @task.sensor(poke_interval=20, timeout=4 * 3600, mode="reschedule", map_index_template=MAP_LABEL)
             def wait_ready(target: dict, handle: dict) -> bool:
-                from llmbench import pipeline
-
-                _label(target)
-                return pipeline.check_ready(target, handle, **backend_kwargs(target))
+                return _call("check_ready", target, handle)
         else:
             @setup
             @task(**body)
             def deploy(target: dict) -> dict:
-                from llmbench import pipeline
-
-                _label(target)
-                return pipeline.deploy(target, **backend_kwargs(target))
+                return _call("deploy", target)
 
             @task(**body)
             def wait_ready(target: dict, handle: dict) -> None:
-                from llmbench import pipeline
-
-                _label(target)
-                pipeline.wait_ready(target, handle, **backend_kwargs(target))
+                _call("wait_ready", target, handle)
 
         @task(**body)
         def warm_up(target: dict, handle: dict) -> dict:
-            from llmbench import pipeline
-
-            _label(target)
-            return pipeline.warm_up(target, handle, **backend_kwargs(target))
+            return _call("warm_up", target, handle)
 
         @task(**{**body, "execution_timeout": timedelta(hours=4)}, max_active_tis_per_dagrun=MAX_PARALLEL_SWEEPS)
         def sweep(target: dict, handle: dict) -> dict:
-            from llmbench import pipeline
-
-            _label(target)
-            return pipeline.sweep(target, handle, **backend_kwargs(target))
+            return _call("sweep", target, handle)
 
         @task(**body)
         def validate(target: dict, swept: dict) -> dict:
-            from llmbench import pipeline
-
-            _label(target)
-            return pipeline.validate(target, swept)
+            return _call("validate", target, swept, platform=False)
 
         @teardown
         @task(**limits, retries=2, retry_delay=timedelta(minutes=1))
         def teardown_target(target: dict, handle: dict) -> dict:
-            from llmbench import pipeline
-
-            _label(target)
-            return pipeline.teardown(target, handle, **backend_kwargs(target))
+            return _call("teardown", target, handle)
 
         @task_group(group_id=group_id)
         def benchmark_target(target: dict):
@@ -182,7 +163,11 @@ def llm_benchmark():
         from llmbench import pipeline
         from llmbench_airflow import warehouse_dsn
 
-        return pipeline.publish(run_dir, warehouse_dsn(run_dir))
+        out = pipeline.publish(run_dir, warehouse_dsn(run_dir))
+        # The Asset event says where it was published (a connection id or a DuckDB path, never
+        # credentials), so the dashboard DAG refreshes that warehouse.
+        get_current_context()["outlet_events"][PRICE_PERFORMANCE].extra = out.pop("asset_extra")
+        return out
 
     @task
     def report(run_dir: str) -> str:
@@ -198,11 +183,10 @@ def llm_benchmark():
 
     planned = plan()
     run_dir = price_performance(planned)
-    # One of the two is empty in any run (a config has one backend): its mapped tasks are skipped.
-    local = on_backend.override(task_id="local_targets")(planned, "local")
-    sagemaker = on_backend.override(task_id="sagemaker_targets")(planned, "sagemaker")
-    target_group("local", LOCAL_POOL, waits_by_rescheduling=False).expand(target=local) >> run_dir
-    target_group("sagemaker", SAGEMAKER_DEPLOY_POOL, waits_by_rescheduling=True).expand(target=sagemaker) >> run_dir
+    # A run fills the groups of the backend kinds its targets use; the others' mapped tasks are skipped.
+    for kind, (pool, waits_by_rescheduling) in BACKEND_GROUPS.items():
+        targets = on_backend.override(task_id=f"{kind}_targets")(planned, kind)
+        target_group(kind, pool, waits_by_rescheduling).expand(target=targets) >> run_dir
     publish(run_dir) >> report(run_dir) >> check(run_dir)
 
 

@@ -1,5 +1,6 @@
 """llmbench_dashboard: runs whenever llm_benchmark publishes (Asset `llmbench_price_performance`)
-and rebuilds the plain table llmbench.dashboard_summary that dashboards read."""
+and rebuilds the plain table llmbench.dashboard_summary that dashboards read, in the warehouse the
+run published to (the Asset event carries it: a DuckDB path, or a PostgreSQL/Redshift connection)."""
 
 from __future__ import annotations
 
@@ -14,16 +15,17 @@ from airflow.sdk import Asset, Param, dag, get_current_context, task
     catchup=False,
     tags=["llmbench"],
     params={"warehouse_conn_id": Param(None, type=["null", "string"],
-                                       description="a PostgreSQL connection; empty: the DuckDB file")},
+                                       description="a PostgreSQL connection; empty: where the triggering run published")},
 )
 def llmbench_dashboard():
     @task
     def refresh_summary() -> int:
         from llmbench import warehouse
-        from llmbench_airflow import postgres_dsn
+        from llmbench_airflow import published_warehouse
 
-        conn_id = get_current_context()["params"]["warehouse_conn_id"]
-        return warehouse.refresh_summary(postgres_dsn(conn_id) if conn_id else None)
+        ctx = get_current_context()
+        return warehouse.refresh_summary(published_warehouse(ctx["params"]["warehouse_conn_id"],
+                                                             ctx.get("triggering_asset_events")))
 
     refresh_summary()
 

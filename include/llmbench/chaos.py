@@ -20,7 +20,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from llmbench.records import RequestRecord
 
 ENV = "LLMBENCH_CHAOS"
 
@@ -49,14 +52,14 @@ def at_stage(target_id: str, stage: str) -> None:
             _fire(f, stage)
 
 
-def record_hook(target_id: str) -> Callable[[dict[str, Any]], None] | None:
+def record_hook(target_id: str) -> Callable[[RequestRecord], None] | None:
     """A callback for the sweep's record stream that fires after N records, or None."""
     faults = [f for f in _faults(target_id, "sweep") if f.get("after_records") is not None]
     if not faults:
         return None
     seen = [0]
 
-    def hook(_record: dict[str, Any]) -> None:
+    def hook(_record: RequestRecord) -> None:
         seen[0] += 1
         for f in faults:
             if seen[0] == int(f["after_records"]):

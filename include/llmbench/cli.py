@@ -17,8 +17,12 @@ import tempfile
 import time
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmbench import paths
+
+if TYPE_CHECKING:
+    from llmbench.workload import Workload
 
 
 def _floats(s: str) -> list[float]:
@@ -58,12 +62,21 @@ def _print_frame(df, columns: list[str]) -> None:
         print(df[[c for c in columns if c in df.columns]].to_string(index=False))
 
 
-def cmd_sweep(a: argparse.Namespace) -> int:
-    from llmbench.backends import get_backend
-    from llmbench.backends.base import DeployError
-    from llmbench.loadgen import run_sweep, run_warmup
+# Workload and llama-server fields -> the sweep flag that sets them (for one-line errors).
+SWEEP_FLAGS = {"warmup_requests": "--warmup", "request_timeout_s": "--timeout", "arrival_rates_rps": "--arrival-rates"}
 
-    workload = {
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from llmbench.backends.base import Backend, DeployError
+    from llmbench.backends.local import LocalBackend
+    from llmbench.backends.openai import OpenAIBackend
+    from llmbench.models import LocalServing
+    from llmbench.sweep import run_sweep, run_warmup
+    from llmbench.workload import Workload
+
+    flags = {
         "input_tokens": a.input_tokens,
         "output_tokens": a.output_tokens,
         "concurrency": sorted(set(a.concurrency)),
@@ -72,32 +85,42 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         "request_timeout_s": a.timeout,
         "seed": a.seed,
     }
-    if any(c < 1 for c in workload["concurrency"]) or a.requests_per_level < 1:
+    if any(c < 1 for c in flags["concurrency"]) or a.requests_per_level < 1:
         print("llmbench sweep: --concurrency levels and --requests-per-level must be >= 1", file=sys.stderr)
         return 2
     if a.arrival_rates is not None:
         if not a.arrival_rates or any(r <= 0 for r in a.arrival_rates) or a.max_in_flight < 1:
             print("llmbench sweep: --arrival-rates must be > 0 and --max-in-flight >= 1", file=sys.stderr)
             return 2
-        workload["arrival_rates_rps"], workload["max_in_flight"] = sorted(set(a.arrival_rates)), a.max_in_flight
+        flags["arrival_rates_rps"], flags["max_in_flight"] = sorted(set(a.arrival_rates)), a.max_in_flight
+    try:
+        workload = Workload.model_validate(flags)
+        serving = None if a.backend != "local" else LocalServing(
+            name=f"llama-server-{a.parallel}slots", parallel=a.parallel, threads=a.threads,
+            ctx_per_slot=max(1024, a.input_tokens + a.output_tokens + 64))
+    except ValidationError as e:  # one line, naming the flag
+        err = e.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        flag = SWEEP_FLAGS.get(field, "--" + field.replace("_", "-"))
+        print(f"llmbench sweep: {flag}: {err['msg'].removeprefix('Value error, ')}", file=sys.stderr)
+        return 2
     out = Path(a.out)
     if a.backend == "sagemaker":
         return _sweep_existing_sagemaker(a, workload, out)
-    if a.backend == "openai":
-        if not a.url:
-            print("llmbench sweep: --backend openai needs --url http://HOST:PORT/v1", file=sys.stderr)
-            return 2
-        target = {"serving": {"url": a.url, "model": a.model}}
-    else:
-        target = {
-            "serving": {"name": f"llama-server-{a.parallel}slots", "parallel": a.parallel, "threads": a.threads,
-                        "ctx_per_slot": max(1024, a.input_tokens + a.output_tokens + 64), "max_lifetime_s": 7200}
-        }
-    backend = get_backend(a.backend)
+    if a.backend == "openai" and not a.url:
+        print("llmbench sweep: --backend openai needs --url http://HOST:PORT/v1", file=sys.stderr)
+        return 2
+    backend: Backend
     handle = None
     try:
         _say(f"{a.backend}: deploying")
-        handle = backend.deploy(target, out)
+        # An endpoint of the flags' own, no config target: the backends' CLI entry points.
+        if serving is None:
+            backend = attacher = OpenAIBackend()
+            handle = attacher.attach(a.url, a.model)
+        else:
+            backend = starter = LocalBackend()
+            handle = starter.start_server(serving, out)
         backend.wait_ready(handle, 300)
         endpoint = backend.endpoint(handle)
         _say(f"endpoint {endpoint.url}")
@@ -121,13 +144,14 @@ def _summarise(result) -> int:
     return 0 if sum(lv["requests_failed"] for lv in result.levels) == 0 else 3
 
 
-def _sweep_existing_sagemaker(a: argparse.Namespace, workload: dict, out: Path) -> int:
+def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Path) -> int:
     """Drive an existing SageMaker endpoint (nothing is deployed or deleted); credentials come from
     the standard AWS chain (environment, profile, instance role)."""
     import boto3
 
-    from llmbench.loadgen import Endpoint, run_sweep, run_warmup
+    from llmbench.backends.base import Endpoint
     from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
+    from llmbench.sweep import run_sweep, run_warmup
 
     if not a.endpoint or not a.region:
         print("llmbench sweep: --backend sagemaker needs --endpoint NAME and --region REGION", file=sys.stderr)
@@ -162,25 +186,25 @@ def cmd_plan(a: argparse.Namespace) -> int:
         return 2
     from llmbench.workload import length_mean, length_range
 
-    w = run["targets"][0]["workload"]
+    w = run.targets[0].workload
 
     def tokens(spec) -> str:  # "128", or "~1000 (700-1300)" for a distribution
         lo, hi = length_range(spec)
         return str(lo) if lo == hi else f"~{length_mean(spec):.0f} ({lo}-{hi})"
 
-    print(f"run key {run['run_key']} ({run['backend']}): {len(run['targets'])} target(s), concurrency "
-          f"{w['concurrency']}, {w['requests_per_level']} requests/level, {tokens(w['input_tokens'])} in"
-          f"{' + ' + str(w['shared_prefix_tokens']) + ' shared prefix' if w.get('shared_prefix_tokens') else ''}"
-          f" / {tokens(w['output_tokens'])} out; every check passed")
+    prefix = f" + {w.shared_prefix_tokens} shared prefix" if w.shared_prefix_tokens else ""
+    print(f"run key {run.run_key} ({', '.join(run.backends)}): {len(run.targets)} target(s), concurrency "
+          f"{w.concurrency}, {w.requests_per_level} requests/level, {tokens(w.input_tokens)} in{prefix}"
+          f" / {tokens(w.output_tokens)} out; every check passed")
     print(f"  {'target':<24} {'instance':<16} {'serving':<26} {'prec':<5} {'$/hour':>8} {'roofline tok/s':>14} "
           f"{'est. hours':>10} {'est. $':>8}")
-    for t in run["targets"]:
-        roof = f"{t['roofline_tokens_per_s']:.0f}" if t.get("roofline_tokens_per_s") else "-"
-        print(f"  {t['target_id']:<24} {t['instance_type']:<16} {t['serving_config']:<26} {t['precision']:<5} "
-              f"{t['usd_per_hour']:>8.4f} {roof:>14} {t['estimated_endpoint_hours']:>10.2f} {t['estimated_usd']:>8.2f}")
-    print(f"  estimated total: {run['estimated_endpoint_hours']:.2f} endpoint-hours, ${run['estimated_usd']:.2f} "
+    for t in run.targets:
+        roof = f"{t.roofline_tokens_per_s:.0f}" if t.roofline_tokens_per_s else "-"
+        print(f"  {t.target_id:<24} {t.instance_type:<16} {t.serving_config:<26} {t.precision:<5} "
+              f"{t.price.usd_per_hour:>8.4f} {roof:>14} {t.estimated_endpoint_hours:>10.2f} {t.estimated_usd:>8.2f}")
+    print(f"  estimated total: {run.estimated_endpoint_hours:.2f} endpoint-hours, ${run.estimated_usd:.2f} "
           "(deploy + InService + warm-up + sweep at 60 % of the bandwidth roofline; an estimate, not a quote)")
-    for warning in run["warnings"]:
+    for warning in run.warnings:
         print(f"  WARNING {warning}")
     return 0
 

@@ -93,7 +93,7 @@ def dechunk(pieces: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], b
     need = -1  # -1: reading a size line; -2: the CRLF after a chunk's data; n > 0: n data bytes to go
     for t_ns, data in pieces:
         buf += data
-        got = []
+        got: list[bytes] = []
         while True:
             if need == -1:
                 eol = buf.find(b"\r\n")
@@ -170,11 +170,13 @@ class _Reads:
         self._framing: tuple[str, int] | None = None
         self._body_bytes = 0
 
-    def begin(self, watch_end: bool) -> None:
+    def begin(self, watch_end: bool) -> asyncio.Future:
+        """Start a request: returns the future that resolves when its response ended."""
         self.reads = []
-        self.done = asyncio.get_running_loop().create_future()
+        self.done = done = asyncio.get_running_loop().create_future()
         self.watch_end = watch_end
         self._framing, self._body_bytes = None, 0
+        return done
 
     def got(self, t_ns: int, data: bytes) -> None:
         self.reads.append((t_ns, data))
@@ -218,7 +220,7 @@ class _Stream(_Reads, asyncio.Protocol):
         super().__init__()
         self.transport: asyncio.Transport | None = None
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport) -> None:
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
@@ -231,6 +233,8 @@ class _Stream(_Reads, asyncio.Protocol):
         self.lost(exc)
 
     def send(self, data: bytes) -> None:
+        if self.transport is None:
+            raise ConnectionGone("not connected")
         self.transport.write(data)
 
     def close(self, abort: bool = False) -> None:
@@ -305,7 +309,7 @@ class StreamClient:
     url: str
     keep_alive: bool = False
     target: Target = field(init=False)
-    _conn: _Stream | None = field(default=None, init=False)
+    _conn: _Stream | _KernelStamped | None = field(default=None, init=False)
     resent: int = field(default=0, init=False)  # sends retried because a reused connection had closed
     resent_last: bool = field(default=False, init=False)  # the last request was one of them
     sent_ns: int | None = field(default=None, init=False)
@@ -315,13 +319,13 @@ class StreamClient:
     def __post_init__(self) -> None:
         self.target = Target.parse(self.url)
 
-    async def _connect(self) -> _Reads:
+    async def _connect(self) -> _Stream | _KernelStamped:
         loop = asyncio.get_running_loop()
         t = self.target
         if t.ssl is not None or not hasattr(socket, "SO_TIMESTAMPNS"):
-            _, proto = await loop.create_connection(_Stream, t.host, t.port, ssl=t.ssl,
-                                                    server_hostname=t.host if t.ssl else None)
-            return proto
+            _, stream = await loop.create_connection(_Stream, t.host, t.port, ssl=t.ssl,
+                                                     server_hostname=t.host if t.ssl else None)
+            return stream
         infos = await loop.getaddrinfo(t.host, t.port, type=socket.SOCK_STREAM)
         family, kind, proto_no, _, addr = infos[0]
         sock = socket.socket(family, kind, proto_no)
@@ -352,13 +356,13 @@ class StreamClient:
         request = self._request_bytes(body, headers)
         self.sent_ns, self.reads, self.connect_ns, self.resent_last = None, [], 0, False
         for attempt in (0, 1):
-            reused = self._conn is not None and not self._conn.closed
-            if not reused:
-                t0 = _perf_ns()
-                self._conn = await self._connect()
-                self.connect_ns += _perf_ns() - t0
             conn = self._conn
-            conn.begin(watch_end=self.keep_alive)
+            reused = conn is not None and not conn.closed
+            if conn is None or conn.closed:
+                t0 = _perf_ns()
+                conn = self._conn = await self._connect()
+                self.connect_ns += _perf_ns() - t0
+            done = conn.begin(watch_end=self.keep_alive)
             self.sent_ns, self.reads = _perf_ns(), conn.reads
             try:
                 conn.send(request)
@@ -366,7 +370,7 @@ class StreamClient:
                 conn.close()
                 conn.lost(e)
             try:
-                end_ns, outcome = await conn.done
+                end_ns, outcome = await done
             except asyncio.CancelledError:
                 self.abort()
                 raise

@@ -1,4 +1,4 @@
-"""The one set of metric definitions (DESIGN.md, "Metric definitions"). Everything else calls these.
+"""The one set of metric definitions (docs/metrics.md describes them). Everything else calls these.
 
 Per request: `request_timings` turns raw monotonic timestamps (time.perf_counter_ns, taken in the
 hot path) into ttft / itl / tpot / e2e. Per level: `summarize_level` reduces one list of request
@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from llmbench.records import RequestRecord
 
 PERCENTILES = (50, 90, 95, 99)
 DISTRIBUTIONS = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
@@ -36,6 +40,15 @@ CLIENT_CPU_SATURATED_PCT = 70.0
 SEND_LAG_SATURATED_MS_P99 = 10.0
 
 
+class Slo(BaseModel):
+    """The latency target a level is judged by (p90 of TTFT and TPOT, see level_meets_slo)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ttft_ms: float = Field(2000, gt=0)
+    tpot_ms: float = Field(100, gt=0)
+
+
 def request_timings(
     send_ns: int, content_ns: Sequence[int], end_ns: int, output_tokens: int
 ) -> dict[str, Any]:
@@ -57,19 +70,19 @@ def distribution(values: Iterable[float | None], name: str) -> dict[str, float |
     if arr.size == 0:
         return dict.fromkeys(keys)
     pct = np.percentile(arr, PERCENTILES)
-    out = {f"{name}_p{p}": float(v) for p, v in zip(PERCENTILES, pct)}
+    out: dict[str, float | None] = {f"{name}_p{p}": float(v) for p, v in zip(PERCENTILES, pct, strict=True)}
     out.update({f"{name}_mean": float(arr.mean()), f"{name}_min": float(arr.min()), f"{name}_max": float(arr.max())})
     return out
 
 
 def summarize_level(
-    records: Sequence[dict[str, Any]],
+    records: Sequence[RequestRecord],
     concurrency: int,
     slo_ttft_ms: float | None = None,
     slo_tpot_ms: float | None = None,
     client_cpu_s: float | None = None,
 ) -> dict[str, Any]:
-    """One level's row from its request records (the dicts written by loadgen).
+    """One level's row from its request records (records.RequestRecord, built by wire.build_record).
 
     window_s: first send -> last completion over every attempted request (summed over the
     level's repeats: the pauses between repeats are nobody's throughput). Throughputs count
@@ -77,12 +90,12 @@ def summarize_level(
     that the client really held the level's concurrency.
     """
     attempted = len(records)
-    ok = [r for r in records if r["ok"]]
+    ok = [r for r in records if r.ok]
     failed = attempted - len(ok)
-    window_s = sum((max(r["end_ns"] for r in rep) - min(r["send_ns"] for r in rep)) / 1e9
+    window_s = sum((max(r.end_ns for r in rep) - min(r.send_ns for r in rep)) / 1e9
                    for rep in _by_repeat(records))
-    out_tokens = sum(r["output_tokens"] for r in ok)
-    busy_s = sum((r["end_ns"] - r["send_ns"]) / 1e9 for r in records)
+    out_tokens = sum(r.output_tokens for r in ok)
+    busy_s = sum((r.end_ns - r.send_ns) / 1e9 for r in records)
 
     row: dict[str, Any] = {
         "concurrency": concurrency,
@@ -90,25 +103,25 @@ def summarize_level(
         "requests_ok": len(ok),
         "requests_failed": failed,
         "error_rate": failed / attempted if attempted else None,
-        "errors_by_kind": json.dumps(dict(Counter(r["error_kind"] for r in records if not r["ok"]))),
+        "errors_by_kind": json.dumps(dict(Counter(r.error_kind for r in records if not r.ok))),
         "window_s": window_s,
         "output_tokens_total": out_tokens,
         "output_tokens_per_s": out_tokens / window_s if window_s > 0 else None,
         "requests_per_s": len(ok) / window_s if window_s > 0 else None,
-        "input_tokens_mean": float(np.mean([r["input_tokens"] for r in ok if r["input_tokens"] is not None]))
-        if any(r["input_tokens"] is not None for r in ok)
+        "input_tokens_mean": float(np.mean([r.input_tokens for r in ok if r.input_tokens is not None]))
+        if any(r.input_tokens is not None for r in ok)
         else None,
         "output_tokens_mean": out_tokens / len(ok) if ok else None,
         "achieved_concurrency": busy_s / window_s if window_s > 0 else None,
         "client_cpu_pct": 100.0 * client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None,
         # sends repeated on a fresh connection because the server had closed the reused one
-        "sends_retried": sum(1 for r in records if r.get("send_retried")),
+        "sends_retried": sum(1 for r in records if r.send_retried),
     }
-    row.update(distribution((r["ttft_ms"] for r in ok), "ttft_ms"))
-    row.update(distribution((gap for r in ok for gap in r["itl_ms"]), "itl_ms"))
-    row.update(distribution((r["tpot_ms"] for r in ok), "tpot_ms"))
-    row.update(distribution((r["e2e_ms"] for r in ok), "e2e_ms"))
-    row.update(distribution((r.get("send_lag_ms") for r in records), "send_lag_ms"))
+    row.update(distribution((r.ttft_ms for r in ok), "ttft_ms"))
+    row.update(distribution((gap for r in ok for gap in r.itl_ms), "itl_ms"))
+    row.update(distribution((r.tpot_ms for r in ok), "tpot_ms"))
+    row.update(distribution((r.e2e_ms for r in ok), "e2e_ms"))
+    row.update(distribution((r.send_lag_ms for r in records), "send_lag_ms"))
     row["client_saturated"] = client_saturated(row["client_cpu_pct"], row["send_lag_ms_p99"])
     row.update(steady_state(records))
     if slo_ttft_ms is not None and slo_tpot_ms is not None and window_s > 0:
@@ -119,14 +132,14 @@ def summarize_level(
     return row
 
 
-def _by_repeat(records: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    groups: dict[int, list[dict[str, Any]]] = {}
+def _by_repeat(records: Sequence[RequestRecord]) -> list[list[RequestRecord]]:
+    groups: dict[int, list[RequestRecord]] = {}
     for r in records:
-        groups.setdefault(r.get("repeat") or 0, []).append(r)
+        groups.setdefault(r.repeat or 0, []).append(r)
     return list(groups.values())
 
 
-def steady_state(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
     """The level without its ramp-up and tail. Ramp-up: until the first request completes, every
     stream is still in its first request, all sent at once. Tail: after the last request was sent,
     streams only drain. Between the two the closed loop holds its concurrency; over that window
@@ -136,24 +149,24 @@ def steady_state(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     keys = ("steady_window_s", "steady_requests", "steady_output_tokens_per_s", "steady_ttft_ms_p50")
     tokens, window_s, inside = 0.0, 0.0, []
     for rep in _by_repeat(records):
-        ok = [r for r in rep if r["ok"] and r.get("first_content_ns") is not None]
-        start_ns = min(r["end_ns"] for r in rep)
-        end_ns = max(r["send_ns"] for r in rep)
+        ok = [r for r in rep if r.ok and r.first_content_ns is not None]
+        start_ns = min(r.end_ns for r in rep)
+        end_ns = max(r.send_ns for r in rep)
         if not ok or end_ns <= start_ns:
             continue
         for r in ok:
-            chunk_ns = [r["first_content_ns"]]
-            for gap_ms in r["itl_ms"]:
+            chunk_ns: list[float] = [float(r.first_content_ns or 0)]  # ok: every r has a first chunk
+            for gap_ms in r.itl_ms:
                 chunk_ns.append(chunk_ns[-1] + gap_ms * NS_PER_MS)
-            per_chunk = r["output_tokens"] / max(1, len(chunk_ns))
+            per_chunk = r.output_tokens / max(1, len(chunk_ns))
             tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
-        inside += [r for r in ok if start_ns <= r["send_ns"] <= end_ns]
+        inside += [r for r in ok if start_ns <= r.send_ns <= end_ns]
         window_s += (end_ns - start_ns) / 1e9
     if window_s <= 0:
         return dict.fromkeys(keys)
     return {"steady_window_s": window_s, "steady_requests": len(inside),
             "steady_output_tokens_per_s": tokens / window_s,
-            "steady_ttft_ms_p50": distribution((r["ttft_ms"] for r in inside), "ttft_ms")["ttft_ms_p50"]}
+            "steady_ttft_ms_p50": distribution((r.ttft_ms for r in inside), "ttft_ms")["ttft_ms_p50"]}
 
 
 def client_saturated(client_cpu_pct: float | None, send_lag_ms_p99: float | None) -> bool:
@@ -162,14 +175,14 @@ def client_saturated(client_cpu_pct: float | None, send_lag_ms_p99: float | None
                 or (send_lag_ms_p99 is not None and send_lag_ms_p99 > SEND_LAG_SATURATED_MS_P99))
 
 
-def meets_slo(record: dict[str, Any], slo_ttft_ms: float, slo_tpot_ms: float) -> bool:
+def meets_slo(record: RequestRecord, slo_ttft_ms: float, slo_tpot_ms: float) -> bool:
     """A successful request whose ttft and tpot are both within the SLO (tpot of a one-token
     answer is undefined and does not count against it)."""
     return (
-        record["ok"]
-        and record["ttft_ms"] is not None
-        and record["ttft_ms"] <= slo_ttft_ms
-        and (record["tpot_ms"] is None or record["tpot_ms"] <= slo_tpot_ms)
+        record.ok
+        and record.ttft_ms is not None
+        and record.ttft_ms <= slo_ttft_ms
+        and (record.tpot_ms is None or record.tpot_ms <= slo_tpot_ms)
     )
 
 
@@ -211,3 +224,45 @@ def confidence_interval(values: Sequence[float | None]) -> tuple[float | None, f
     t = _T95.get(df) or (1.96 if df > 30 else _T95[max(k for k in _T95 if k <= df)])
     half = t * arr.std(ddof=1) / np.sqrt(len(arr))
     return float(arr.mean() - half), float(arr.mean() + half)
+
+
+# ---- level verdicts and ceilings: one definition each, for the tables, the CLI and the report ----
+
+
+def level_meets_slo(level: dict[str, Any], slo: Slo, max_error_rate: float) -> bool:
+    """A level meets the SLO when its p90 TTFT and p90 TPOT are within the targets and its error
+    rate within the validation bound. (A level, not a request: see meets_slo for one request.)"""
+    ttft, tpot = level.get("ttft_ms_p90"), level.get("tpot_ms_p90")
+    return bool(ttft is not None and tpot is not None and ttft <= slo.ttft_ms and tpot <= slo.tpot_ms
+                and (level.get("error_rate") or 0) <= max_error_rate)
+
+
+def total_tokens_per_s(level: dict[str, Any]) -> float | None:
+    """Input + output tokens per second: output tok/s + mean input tokens x successful requests/s.
+    None where the level produced no output throughput."""
+    out_tps = level.get("output_tokens_per_s")
+    if not out_tps:
+        return None
+    return out_tps + (level.get("input_tokens_mean") or 0) * (level.get("requests_per_s") or 0)
+
+
+def decode_tokens_per_s_per_stream(tpot_ms_p50: float | None) -> float | None:
+    """One stream's decode rate: 1000 / median time per output token."""
+    return 1000 / tpot_ms_p50 if tpot_ms_p50 else None
+
+
+def roofline_tokens_per_s(inst: dict[str, Any], model: dict[str, Any], precision: str, tp: int) -> float | None:
+    """Single-stream decode ceiling: memory bandwidth / bytes of active weights read per token
+    (tensor parallel ranks read their shards at the same time). None without a known bandwidth."""
+    if not inst.get("memory_bandwidth_gb_s"):
+        return None
+    gb_per_token = model["active_params_b"] * model["bytes_per_param"][precision]
+    return float(inst["memory_bandwidth_gb_s"] * max(tp, 1) / gb_per_token)
+
+
+def roofline_efficiency(decode_tokens_per_s: float | None, roofline_tokens_per_s: float | None) -> float | None:
+    """Measured single-stream decode rate / the bandwidth ceiling. None where either is unknown
+    (a CPU target has no GPU roofline)."""
+    if not decode_tokens_per_s or not roofline_tokens_per_s:
+        return None
+    return decode_tokens_per_s / roofline_tokens_per_s

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-# include/llmbench -> include -> project root (editable install; the layout DESIGN.md fixes).
+# include/llmbench -> include -> project root (editable install; the layout in docs/architecture.md).
 PROJECT_ROOT = PACKAGE_DIR.parent.parent
 CONFIG_DIR = Path(os.environ.get("LLMBENCH_CONFIG_DIR", PACKAGE_DIR.parent / "config"))
 CATALOG_DIR = PACKAGE_DIR / "catalog"

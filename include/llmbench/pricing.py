@@ -1,4 +1,6 @@
-"""Price-performance arithmetic (DESIGN.md, "Price-performance"): one function per figure."""
+"""Price-performance arithmetic: one function per economic figure ($/M tokens, monthly cost, the
+break-even against a per-token API, what the benchmark itself cost). Performance figures live in
+llmbench.metrics."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ HOURS_PER_MONTH = 730  # 24 x 365 / 12: the 24x7 month AWS prices use
 SECONDS_PER_HOUR = 3600
 
 
-def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float | None:
+def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float | None) -> float | None:
     """$ per million tokens at a sustained rate: usd_per_hour / (tokens_per_s * 3600) * 1e6.
     Seed 001: $0.8048/h at 131.9 tok/s -> $1.69 per million."""
     if tokens_per_s is None or tokens_per_s <= 0:
@@ -38,14 +40,6 @@ def benchmark_cost_usd(usd_per_hour: float, endpoint_seconds: float | None) -> f
     if endpoint_seconds is None:
         return None
     return usd_per_hour * endpoint_seconds / SECONDS_PER_HOUR
-
-
-def roofline_efficiency(decode_tokens_per_s: float | None, roofline_tokens_per_s: float | None) -> float | None:
-    """Measured single-stream decode rate / the bandwidth ceiling (memory bandwidth / bytes of
-    active weights per token). None where either is unknown (a CPU target has no GPU roofline)."""
-    if not decode_tokens_per_s or not roofline_tokens_per_s:
-        return None
-    return decode_tokens_per_s / roofline_tokens_per_s
 
 
 def api_prices() -> dict:

@@ -7,9 +7,11 @@ together (equal lengths), 256 such records come due at once: a quarter of a seco
 read would be stamped, every first token of the next wave stamped late. Handing the raw reads to
 this process costs the loop a pickle and a pipe write (tens of microseconds) per request.
 
-Wire, both directions: 4-byte big-endian length, then a pickle. In: build_record keyword
-arguments plus "extra" (fields added to the record), then None to end. Out: each record, in the
-order received, then {"cpu_s": CPU seconds this process spent on them}.
+Wire, both directions: 4-byte big-endian length, then a pickle. In: wire.build_record keyword
+arguments, then None to end. Out: each record as the tuple of its values (RequestRecord.values),
+in the order received, then {"cpu_s": CPU seconds this process spent on them}.
+
+Imports records (and, in the helper process, wire): never the load generator.
 
   python -m llmbench.recordworker   (started by RecordBuilder, never by hand)
 """
@@ -24,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from llmbench.records import RequestRecord
+
 _LEN = struct.Struct("!I")
 
 
@@ -36,7 +40,11 @@ class RecordBuilder:
     """The loop's side: submit() hands over one request's raw capture and returns at once;
     on_record(record) is called, in submission order, as records come back."""
 
-    def __init__(self, on_record: Callable[[dict[str, Any]], None]) -> None:
+    # Set by start(), before any submit/read/finish.
+    _in: asyncio.StreamWriter
+    _out: asyncio.StreamReader
+
+    def __init__(self, on_record: Callable[[RequestRecord], None]) -> None:
         self.on_record = on_record
         self.proc: asyncio.subprocess.Process | None = None
         self.reader: asyncio.Task | None = None
@@ -49,36 +57,39 @@ class RecordBuilder:
         env = dict(os.environ)
         root = str(Path(llmbench.__file__).resolve().parents[1])  # where `import llmbench` works
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self.proc = await asyncio.create_subprocess_exec(
+        self.proc = proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "llmbench.recordworker", stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, env=env)
+        assert proc.stdin is not None and proc.stdout is not None  # both PIPE
+        self._in, self._out = proc.stdin, proc.stdout
 
     def submit(self, capture: dict[str, Any]) -> None:
-        if self.proc.returncode is not None:
-            raise RuntimeError(f"record builder process exited ({self.proc.returncode})")
-        self.proc.stdin.write(_frame(capture))  # buffered by the transport: never blocks the loop
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            raise RuntimeError(f"record builder process exited ({proc and proc.returncode})")
+        self._in.write(_frame(capture))  # buffered by the transport: never blocks the loop
         self.pending += 1
 
     async def read(self) -> None:
         """Run as a task beside the workers: delivers records until the builder says it is done."""
-        out = self.proc.stdout
+        out = self._out
         while True:
             try:
                 size = _LEN.unpack(await out.readexactly(4))[0]
                 msg = pickle.loads(await out.readexactly(size))
             except asyncio.IncompleteReadError:
                 raise RuntimeError(f"record builder process ended with {self.pending} record(s) unbuilt") from None
-            if "cpu_s" in msg and "ok" not in msg:
+            if type(msg) is dict:
                 self.cpu_s = msg["cpu_s"]
                 return
             self.pending -= 1
-            self.on_record(msg)
+            self.on_record(RequestRecord(*msg))
 
     async def finish(self) -> None:
         """No more submissions: the builder drains, reports its CPU time and exits."""
-        self.proc.stdin.write(_frame(None))
-        await self.proc.stdin.drain()
-        self.proc.stdin.close()
+        self._in.write(_frame(None))
+        await self._in.drain()
+        self._in.close()
 
     async def close(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
@@ -92,7 +103,7 @@ class RecordBuilder:
 def main() -> None:
     import time
 
-    from llmbench.loadgen import build_record
+    from llmbench.wire import build_record
 
     try:  # yield the core to the load generator whenever it has anything to do
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
@@ -107,10 +118,7 @@ def main() -> None:
         capture = pickle.loads(src.read(_LEN.unpack(head)[0]))
         if capture is None:
             break
-        extra = capture.pop("extra", {})
-        record = build_record(**capture)
-        record.update(extra)
-        dst.write(_frame(record))
+        dst.write(_frame(build_record(**capture).values()))
         dst.flush()
     dst.write(_frame({"cpu_s": time.process_time() - cpu0}))
     dst.flush()

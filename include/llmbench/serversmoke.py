@@ -33,7 +33,7 @@ class SmokeFailed(Exception):
 
 
 def cpu_model_and_flags() -> tuple[str, list[str]]:
-    model, flags = platform.processor() or platform.machine(), []
+    model, flags = platform.processor() or platform.machine(), list[str]()
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:

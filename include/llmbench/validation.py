@@ -99,6 +99,7 @@ def validate_results(
         results = []
         for r in result.results:
             cfg = r.expectation_config
+            assert cfg is not None  # every result of a suite's validation carries its expectation
             kwargs = {k: v for k, v in cfg.kwargs.items() if k != "batch_id"}
             entry = {"expectation": cfg.type, "kwargs": kwargs, "success": bool(r.success)}
             unexpected = (r.result or {}).get("unexpected_count")

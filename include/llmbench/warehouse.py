@@ -135,9 +135,9 @@ def connect(target: Path | str | None = None):
 
     path = Path(target) if target else paths.default_warehouse_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path))
-    migrate(con, False)
-    return con
+    duck = duckdb.connect(str(path))
+    migrate(duck, False)
+    return duck
 
 
 def _py(v: Any) -> Any:

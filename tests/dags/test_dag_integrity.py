@@ -1,4 +1,4 @@
-"""DAG integrity: the DAGs import cleanly, light, and wire what DESIGN.md draws."""
+"""DAG integrity: the DAGs import cleanly, light, and wire what docs/dag.md draws."""
 
 import subprocess
 import sys
@@ -8,18 +8,27 @@ from .conftest import ROOT
 
 def test_no_import_errors(dagbag):
     assert dagbag.import_errors == {}
-    assert "llm_benchmark" in dagbag.dag_ids
+    assert {"llm_benchmark", "llmbench_dashboard", "llmbench_janitor", "llmbench_prices"} <= set(dagbag.dag_ids)
+
+
+def test_the_regional_dags_share_one_shape(dagbag):
+    for dag_id, per_region in (("llmbench_janitor", "sweep_expired"), ("llmbench_prices", "refresh")):
+        dag = dagbag.dags[dag_id]
+        assert set(dag.params.keys()) == {"aws_conn_id", "regions"} and dag.max_active_runs == 1
+        assert {t.task_id for t in dag.tasks} == {"regions", per_region}
+        assert "regions" in dag.get_task(per_region).upstream_task_ids
 
 
 def test_llm_benchmark_shape(dagbag):
     dag = dagbag.dags["llm_benchmark"]
     stages = ("deploy", "wait_ready", "warm_up", "sweep", "validate", "teardown_target")
-    assert {"plan", "local_targets", "sagemaker_targets", "price_performance", "publish", "report", "check"} | {
-        f"{g}.{s}" for g in ("local", "sagemaker") for s in stages} <= set(dag.task_ids)
+    groups = ("local", "sagemaker", "openai")  # one mapped group per backend kind
+    assert {"plan", "price_performance", "publish", "report", "check"} | {f"{g}_targets" for g in groups} | {
+        f"{g}.{s}" for g in groups for s in stages} <= set(dag.task_ids)
     assert dag.catchup is False and dag.dagrun_timeout is not None
     assert set(dag.params.keys()) == {"config", "targets", "concurrency", "requests_per_level",
                                       "warehouse_conn_id"}
-    for g in ("local", "sagemaker"):
+    for g in groups:
         deploy, teardown = dag.get_task(f"{g}.deploy"), dag.get_task(f"{g}.teardown_target")
         assert deploy.is_setup and teardown.is_teardown
         assert f"{g}.deploy" in teardown.upstream_task_ids  # paired with its setup
@@ -35,6 +44,8 @@ def test_llm_benchmark_shape(dagbag):
     assert sm_deploy.pool == "llmbench_sagemaker_deploy"
     assert sm_deploy.mode == sm_wait.mode == "reschedule" and sm_deploy.timeout and sm_wait.timeout
     assert dag.get_task("sagemaker.sweep").pool == "default_pool"
+    # an endpoint that already runs: nothing to create, no capacity to guard
+    assert {dag.get_task(f"openai.{s}").pool for s in stages} == {"default_pool"}
     assert dag.get_task("price_performance").trigger_rule == "all_done"
     assert dag.get_task("publish").outlets, "publish must emit an Asset"
     # check is the only leaf that decides the run's state

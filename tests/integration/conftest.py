@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from llmbench.backends.local import LocalBackend, model_file, server_binary
+from llmbench.models import LocalServing
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -38,19 +39,17 @@ def _need_local_server():
         pytest.fail(f"local backend not built: {missing}; run `make server`", pytrace=False)
 
 
-def small_target(parallel: int = 2, extra_args=None) -> dict:
-    return {
-        "serving": {"name": f"test-{parallel}slots", "parallel": parallel, "threads": 2, "ctx_per_slot": 512,
-                    # The session's shared server must outlive the whole suite (16 min and growing):
-                    # at 900 s its own lifetime guard stopped it mid-run, under later tests.
-                    "max_lifetime_s": 3600, "extra_args": extra_args or []},
-    }
+def small_serving(parallel: int = 2, extra_args=None) -> LocalServing:
+    return LocalServing(name=f"test-{parallel}slots", parallel=parallel, threads=2, ctx_per_slot=512,
+                        # The session's shared server must outlive the whole suite (16 min and growing):
+                        # at 900 s its own lifetime guard stopped it mid-run, under later tests.
+                        max_lifetime_s=3600, extra_args=extra_args or [])
 
 
 @pytest.fixture(scope="session")
 def local_server(tmp_path_factory):
     backend = LocalBackend()
-    handle = backend.deploy(small_target(), tmp_path_factory.mktemp("server"))
+    handle = backend.start_server(small_serving(), tmp_path_factory.mktemp("server"))
     try:
         backend.wait_ready(handle, 120)
         yield handle

@@ -52,6 +52,6 @@ def remaining(session, region="us-west-2"):
 
 def seed_target(tmp_path, target_id="g7e-vllm-eagle3", **overrides):
     run = plan("sagemaker-seed-002", "2026-11-30", {"targets": [target_id]}, runs_root=tmp_path)
-    t = run["targets"][0]
-    t["sagemaker"] = {**t["sagemaker"], "role_arn": ROLE, **overrides}
-    return t
+    t = run.targets[0]
+    settings = t.backend.settings.model_copy(update={"role_arn": ROLE, **overrides})
+    return t.model_copy(update={"backend": t.backend.model_copy(update={"settings": settings})})

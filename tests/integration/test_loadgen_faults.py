@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 from aiohttp import web
 
-from llmbench.loadgen import Endpoint, run_sweep
+from llmbench.backends.base import Endpoint
+from llmbench.sweep import run_sweep
+from llmbench.workload import Workload
 
 
 def _chunk(d):
@@ -106,8 +108,8 @@ def fault_server():
 def test_every_fault_is_one_failed_record_and_the_sweep_goes_on(fault_server, tmp_path):
     modes = ["ok", "500", "429", "truncated", "malformed", "empty", "stall", "503", "reset", "ok"]
     url = fault_server(modes)
-    workload = {"input_tokens": 40, "output_tokens": 5, "concurrency": [1], "requests_per_level": len(modes),
-                "request_timeout_s": 1.0, "seed": 1}
+    workload = Workload.model_validate({"input_tokens": 40, "output_tokens": 5, "concurrency": [1],
+                                        "requests_per_level": len(modes), "request_timeout_s": 1.0, "seed": 1})
     result = run_sweep(Endpoint(url), workload, tmp_path)
     req = pd.read_parquet(result.requests_path).sort_values("request_index")
     kinds = [k if isinstance(k, str) else None for k in req["error_kind"]]
@@ -132,8 +134,8 @@ def test_connection_refused_is_a_record(tmp_path):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    workload = {"input_tokens": 40, "output_tokens": 5, "concurrency": [2], "requests_per_level": 3,
-                "request_timeout_s": 2.0}
+    workload = Workload.model_validate({"input_tokens": 40, "output_tokens": 5, "concurrency": [2],
+                                        "requests_per_level": 3, "request_timeout_s": 2.0})
     result = run_sweep(Endpoint(f"http://127.0.0.1:{port}/v1/chat/completions"), workload, tmp_path)
     assert result.levels[0]["error_rate"] == 1.0
     assert set(pd.read_parquet(result.requests_path)["error_kind"]) == {"connection"}

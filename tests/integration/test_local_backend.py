@@ -5,15 +5,15 @@ import urllib.request
 import pytest
 
 from llmbench.backends.base import DeployError
-from llmbench.backends.local import LocalBackend, group_members
+from llmbench.backends.local import LocalBackend, group_members, model_file
 
-from .conftest import llama_server_pids, small_target
+from .conftest import llama_server_pids, small_serving
 
 
 def test_deploy_serves_and_teardown_leaves_nothing(tmp_path):
     before = llama_server_pids()
     backend = LocalBackend()
-    handle = backend.deploy(small_target(parallel=1), tmp_path)
+    handle = backend.start_server(small_serving(parallel=1), tmp_path)
     try:
         assert handle["base_url"].startswith("http://127.0.0.1:")  # loopback only
         backend.wait_ready(handle, 120)
@@ -25,12 +25,34 @@ def test_deploy_serves_and_teardown_leaves_nothing(tmp_path):
         out = backend.teardown(handle)
     assert group_members(handle["pgid"]) == []
     assert llama_server_pids() == before
-    assert out["endpoint_seconds"] > 0
+    assert out.endpoint_seconds > 0
     backend.teardown(handle)  # already gone: tolerated
 
 
 def test_deploy_that_fails_removes_what_it_started(tmp_path):
     before = llama_server_pids()
     with pytest.raises(DeployError, match="exited"):
-        LocalBackend().deploy(small_target(extra_args=["--no-such-flag"]), tmp_path)
+        LocalBackend().start_server(small_serving(extra_args=["--no-such-flag"]), tmp_path)
+    assert llama_server_pids() == before
+
+
+def test_a_binary_not_checked_on_this_cpu_is_refused_at_deploy(tmp_path, monkeypatch):
+    """A cache copied from another machine: the build is there, its smoke-check mark is not."""
+    from llmbench.backends.local import server_binary
+
+    keydir = tmp_path / "cache" / "llama-server" / "some-key"
+    keydir.mkdir(parents=True)
+    (keydir / "llama-server").symlink_to(server_binary().resolve())
+    (tmp_path / "cache" / "bin").mkdir()
+    (tmp_path / "cache" / "bin" / "llama-server").symlink_to(keydir / "llama-server")
+    monkeypatch.setenv("LLMBENCH_LOCAL_MODEL", str(model_file()))
+    monkeypatch.setenv("LLMBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("LLMBENCH_LLAMA_SERVER", raising=False)
+    before = llama_server_pids()
+    with pytest.raises(DeployError, match="has not passed its smoke check on this CPU"):
+        LocalBackend().start_server(small_serving(parallel=1), tmp_path / "run")
+    assert llama_server_pids() == before
+    (keydir / "verified-elsewhere").write_text("another CPU\n")  # a mark for another CPU is not enough
+    with pytest.raises(DeployError, match="smoke check"):
+        LocalBackend().start_server(small_serving(parallel=1), tmp_path / "run")
     assert llama_server_pids() == before

@@ -3,9 +3,14 @@ seeded Poisson schedule whatever the server's pace, and the in-flight cap holds.
 
 import itertools
 
+import numpy as np
 import pandas as pd
 
-from llmbench.loadgen import Endpoint, poisson_offsets_s, run_sweep
+from llmbench import metrics
+from llmbench.backends.base import Endpoint
+from llmbench.loadgen import poisson_offsets_s
+from llmbench.sweep import run_sweep
+from llmbench.testing import calibration
 from llmbench.testing._serve import ServerProcess
 
 
@@ -15,19 +20,43 @@ def test_requests_leave_on_the_poisson_schedule_not_the_servers_pace(tmp_path):
                 "requests_per_level": n, "seed": 3, "request_timeout_s": 30}
     with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "100", "--itl-ms", "5") as server:
         result = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), workload, tmp_path)
+        record = calibration.fetch_record(server.url)
     (level,) = result.levels
     assert level["load_mode"] == "poisson" and level["arrival_rate_rps"] == rate and level["concurrency"] == 256
-    assert level["requests_ok"] == n and not level["client_saturated"]
-    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
-    # each request left at its scheduled arrival (the level's first request number is 0)
-    due = list(itertools.islice(poisson_offsets_s(rate, f"3:0:{rate}"), n))
-    sent = [(t - rq["send_ns"].min()) / 1e9 for t in rq["send_ns"]]
-    late_ms = [1000 * (s - (d - due[0])) for s, d in zip(sent, due)]
-    assert max(abs(x) for x in late_ms) < 15, late_ms
+    assert level["requests_ok"] == n and record["requests"] == n
+    # Judged by the server's record, not by the client's clock: when each request's first byte
+    # reached the server (the kernel's receive stamp), against its arrival in the seeded schedule
+    # (the level's first request number is 0). A send can be late, never early, so the level
+    # starts where the most punctual request was exactly on time.
+    due = np.array(list(itertools.islice(poisson_offsets_s(rate, f"3:0:{rate}"), n)))
+    arrived = np.array([r["arrival_s"] for r in record["per_request"]])  # in arrival order, like due
+    late_ms = 1000 * (arrived - due - (arrived - due).min())
+    # Tolerances. The client sleeps until each due time and wakes about 1 ms late (p50 1-1.5 ms
+    # measured, idle and with both cores of this 2-core machine kept busy by other work); a loaded
+    # machine now and then holds one send back by tens of ms (max 18 ms measured with a busy loop
+    # on each core beside a C++ build). What this test proves is the schedule, not the scheduler's
+    # latency, and the schedule is far from anything else: a client paced by the server (closed
+    # loop) sends a request only after an earlier one has ended (~195 ms), so it falls seconds
+    # behind (measured against this record: 1 stream p50 5.4 s, 4 streams p50 0.56 s, all 80 at
+    # once p50 2.5 s), and a steady 20/s in place of the Poisson gaps is p50 0.48 s off. So p50
+    # < 5 ms, and max < 40 ms: under the 50 ms mean gap between arrivals, and under the 100 ms
+    # TTFT, so not one request can have waited for a response before it left.
+    assert np.median(late_ms) < 5 and late_ms.max() < 40, late_ms.round(1).tolist()
+    # The client's own stamps agree with the server's record: a request reaches the server right
+    # after the client stamps it sent (loopback, ~20 us at the median), and the client's send lag
+    # (send - due) is the lateness the server saw, within 1 ms at the median (a send on a new
+    # connection counts its connect in the server's view only).
+    rq = pd.read_parquet(result.requests_path).sort_values("send_ns")
+    assert -0.5 < 1000 * np.median(arrived - rq["send_ns"].to_numpy() / 1e9) < 1
+    assert np.median(np.abs(rq["send_lag_ms"].to_numpy() - late_ms)) < 1
     # a request takes ~195 ms and one arrives every 50 ms: several are in flight at once, which a
     # closed loop of one stream never has
     assert level["achieved_concurrency"] > 2
-    assert level["send_lag_ms_p99"] < 10
+    # The client had CPU to spare, and its send lag p99 is under the bound the server's record is
+    # held to above. The level's client_saturated flag is not asserted: its send-lag half (p99 over
+    # 10 ms) is a true verdict on a machine that other work keeps busy, which this test is not about.
+    assert level["client_cpu_pct"] < metrics.CLIENT_CPU_SATURATED_PCT
+    assert level["send_lag_ms_p99"] < 40
 
 
 def test_the_in_flight_cap_queues_arrivals_and_the_wait_is_send_lag(tmp_path):
@@ -53,7 +82,7 @@ def test_open_loop_config_runs_on_the_local_default_and_publishes_one_row_per_ra
     monkeypatch.setenv("LLMBENCH_HOME", str(tmp_path))  # the default DuckDB warehouse lands here
     before = llama_server_pids()
     run = plan("local-open-loop", "2026-12-03", {"requests_per_level": 6}, runs_root=tmp_path)
-    (target,) = run["targets"]
+    (target,) = run.targets
     handle = pipeline.deploy(target)
     try:
         pipeline.wait_ready(target, handle)

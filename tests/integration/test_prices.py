@@ -41,9 +41,9 @@ def test_prices_dag_refreshes_the_cache_and_plan_prefers_it(airflow_env, tmp_pat
     assert cache["us-west-2"]["ml.g7e.2xlarge"]["sku"] == "SKUG7EHOST"
 
     run = plan("sagemaker-seed-002", "2026-12-06", runs_root=tmp_path / "runs")
-    by_type = {t["instance_type"]: t for t in run["targets"]}
+    by_type = {t.instance_type: t.price for t in run.targets}
     g7e, g6e, g5 = by_type["ml.g7e.2xlarge"], by_type["ml.g6e.12xlarge"], by_type["ml.g5.12xlarge"]
-    assert (g7e["usd_per_hour"], g6e["usd_per_hour"]) == (4.4123, 13.5)
-    assert g7e["price_source"].startswith("AWS Pricing API (AmazonSageMaker hosting, sku SKUG7EHOST)")
-    assert g7e["price_date"] == cache["us-west-2"]["ml.g7e.2xlarge"]["fetched_at"][:10]
-    assert (g5["usd_per_hour"], g5["price_date"]) == (7.09, "2026-11-30")  # not priced by the API: catalog
+    assert (g7e.usd_per_hour, g6e.usd_per_hour) == (4.4123, 13.5)
+    assert g7e.source.startswith("AWS Pricing API (AmazonSageMaker hosting, sku SKUG7EHOST)")
+    assert g7e.date == cache["us-west-2"]["ml.g7e.2xlarge"]["fetched_at"][:10]
+    assert (g5.usd_per_hour, g5.date) == (7.09, "2026-11-30")  # not priced by the API: catalog

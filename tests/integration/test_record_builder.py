@@ -8,13 +8,14 @@ import signal
 
 import pytest
 
-from llmbench.loadgen import Endpoint, run_level, run_loop
+from llmbench.backends.base import Endpoint
+from llmbench.loadgen import ClosedLoop, run_level, run_loop
 from llmbench.recordworker import RecordBuilder
 from llmbench.testing._serve import ServerProcess
 
 
 def _level(url, on_record, n=12):
-    return run_loop(run_level(Endpoint(url, keep_alive=True), concurrency=3, n_requests=n, input_tokens=16,
+    return run_loop(run_level(Endpoint(url, keep_alive=True), ClosedLoop(3), n_requests=n, input_tokens=16,
                               output_tokens=10, seed=1, first_index=0, timeout_s=30, on_record=on_record))
 
 
@@ -23,8 +24,9 @@ def test_records_come_back_built_and_in_completion_order():
     with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "20", "--itl-ms", "2") as server:
         records, cpu_s = _level(server.url + "/v1/chat/completions", seen.append)
     assert len(records) == 12 and seen == records
-    assert all(r["ok"] and r["output_tokens"] == 10 and len(r["itl_ms"]) == 9 and r["repeat"] == 0 for r in records)
-    assert [r["end_ns"] for r in records] == sorted(r["end_ns"] for r in records)
+    assert all(r.ok and r.output_tokens == 10 and len(r.itl_ms) == 9 and r.repeat == 0 for r in records)
+    assert [r.end_ns for r in records] == sorted(r.end_ns for r in records)
+    assert sorted(r.request_index for r in records) == list(range(12)) and {r.worker for r in records} == {0, 1, 2}
     assert cpu_s > 0
 
 

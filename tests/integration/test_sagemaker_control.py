@@ -37,7 +37,7 @@ def test_deploy_tags_waits_and_teardown_leaves_nothing(aws, tmp_path):  # noqa: 
     finally:
         out = backend.teardown(handle)
     assert remaining(aws) == []
-    assert out["endpoint_seconds"] >= 0
+    assert out.endpoint_seconds >= 0
     backend.teardown(handle)  # already gone: tolerated
 
 
@@ -93,9 +93,12 @@ def test_resource_names_are_valid_unique_and_sanitised():
     assert a != b
 
 
-def test_lmi_environment():
-    t = {"hf_id": "Qwen/Qwen3-32B", "serving": {"kind": "lmi", "tensor_parallel_degree": 4, "max_model_len": 4096,
-         "dtype": "bf16", "max_rolling_batch_size": 64, "gpu_memory_utilization": 0.9, "enable_prefix_caching": True}}
+def test_lmi_environment(tmp_path):
+    from llmbench.models import LmiServing
+
+    serving = LmiServing(kind="lmi", name="lmi", tensor_parallel_degree=4, max_model_len=4096, dtype="bf16",
+                         max_rolling_batch_size=64, gpu_memory_utilization=0.9, enable_prefix_caching=True)
+    t = seed_target(tmp_path).model_copy(update={"hf_id": "Qwen/Qwen3-32B", "serving": serving})
     env = container_environment(t)
     assert env["HF_MODEL_ID"] == "Qwen/Qwen3-32B" and env["OPTION_TENSOR_PARALLEL_DEGREE"] == "4"
     assert env["OPTION_ASYNC_MODE"] == "true" and env["OPTION_ENABLE_PREFIX_CACHING"] == "true"
@@ -122,16 +125,15 @@ def test_deploy_waits_for_quota_per_instance_type(aws, tmp_path):  # noqa: F811
     'not now' (None) until one of ours is deleted; other instance types are not counted."""
     from llmbench import pipeline
 
-    targets = [seed_target(tmp_path, instance_quota={"ml.g7e.2xlarge": 2}) for _ in range(3)]
-    for i, t in enumerate(targets):
-        t["target_id"] = f"quota-{i}"
-    first = pipeline.deploy_within_quota(targets[0], session=aws)
-    second = pipeline.deploy_within_quota(targets[1], session=aws)
+    targets = [seed_target(tmp_path, instance_quota={"ml.g7e.2xlarge": 2}).model_copy(update={"target_id": f"quota-{i}"})
+               for i in range(3)]
+    first = pipeline.deploy_within_capacity(targets[0], session=aws)
+    second = pipeline.deploy_within_capacity(targets[1], session=aws)
     assert first and second
-    assert pipeline.deploy_within_quota(targets[2], session=aws) is None
+    assert pipeline.deploy_within_capacity(targets[2], session=aws) is None
     assert len([r for r in remaining(aws) if r["kind"] == "endpoint"]) == 2
     pipeline.teardown(targets[0], first, session=aws)
-    third = pipeline.deploy_within_quota(targets[2], session=aws)
+    third = pipeline.deploy_within_capacity(targets[2], session=aws)
     assert third
     for t, h in ((targets[1], second), (targets[2], third)):
         pipeline.teardown(t, h, session=aws)
@@ -142,16 +144,17 @@ def test_rerun_after_a_killed_attempt_reaps_its_endpoint_then_deploys(aws, tmp_p
     """Resource names derive from the run key: a re-run would collide with what a killed worker
     left. deploy tears the earlier attempt's resources down first, and says so in its events."""
     from llmbench import pipeline
+    from llmbench.events import read_events
 
     killed = seed_target(tmp_path)
     pipeline.deploy(killed, session=aws)  # ... and then the worker died: no teardown
     from pathlib import Path
 
-    rerun = {**killed, "run_dir": str(Path(killed["run_dir"]).parent / "rerun-attempt")}
+    rerun = killed.model_copy(update={"run_dir": str(Path(killed.run_dir).parent / "rerun-attempt")})
     handle = pipeline.deploy(rerun, session=aws)
     names = {r["name"] for r in remaining(aws)}
     assert names == {handle["endpoint_name"]} and len(remaining(aws)) == 3
-    assert any(e["status"] == "reaped" for e in pipeline.read_events(rerun))
-    assert (pipeline.target_dir(killed) / "teardown.json").exists()
+    assert any(e["status"] == "reaped" for e in read_events(rerun))
+    assert (killed.dir / "teardown.json").exists()
     pipeline.teardown(rerun, handle, session=aws)
     assert remaining(aws) == []

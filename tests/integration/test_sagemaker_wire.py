@@ -3,8 +3,9 @@
 import pandas as pd
 from botocore.credentials import Credentials
 
-from llmbench.loadgen import Endpoint, run_sweep, run_warmup
+from llmbench.backends.base import Endpoint
 from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
+from llmbench.sweep import run_sweep, run_warmup
 from llmbench.testing import calibration, sagemaker_runtime
 from llmbench.testing._serve import BackgroundServer, ServerProcess
 
@@ -20,29 +21,70 @@ def sagemaker_endpoint(base_url, name="bench-endpoint", secret=SK, region=REGION
 WORKLOAD = {"input_tokens": 32, "output_tokens": 50, "concurrency": [1, 8], "requests_per_level": 8,
             "request_timeout_s": 30}
 
+# A sweep's TTFT and ITL are checked against the server's own record of that sweep's requests,
+# not against another sweep run after it (the machine's load moves between the two).
+# TTFT: the client's p50 exceeds the record's by the time from its send stamp to the server's
+# arrival stamp (this server is aiohttp: its handler's start, once the event loop gets to the
+# request; at 4 streams also after the handlers, SigV4 checks included, of requests that came at
+# the same moment) plus the token's loopback delivery (microseconds). Measured p50 excess
+# 0.3-4.3 ms at 1 and 4 streams, idle and with both cores of this 2-core machine kept busy by
+# other work. A client that saw a token only once the next one came (an event-stream frame or
+# read-buffer bug) would be one ITL (10 ms in the wire test) late on every request, so the bound
+# stays under it. The server stamps a token after its write returns, so preempted there it can
+# stamp after the client's kernel receive stamp: a small margin below zero.
+TTFT_P50_EXCESS_MS = (-2.0, 8.0)
+# ITL mean: pooled over a level's gaps, i.e. (last - first) / (tokens - 1) per request, so even a
+# 20 ms stall on one request's first or last token moves a level's mean over 8 x 39 gaps or more
+# by under 0.07 ms; measured within 0.05 ms of the record.
+ITL_MEAN_ERROR_MS = 0.5
+
+
+def server_truth(record: dict, requests_path) -> dict[int, dict]:
+    """The server's record of each level of a sweep (by concurrency): the requests that reached it
+    between the level's first send and its last end (1 ms of slack for the kernel stamp's
+    conversion). Levels run one after another and a warm-up before them, so each request falls
+    in its own level's window."""
+    rq = pd.read_parquet(requests_path)
+    return {int(c): calibration.record_within(record, g["send_ns"].min() / 1e9 - 0.001, g["end_ns"].max() / 1e9)
+            for c, g in rq.groupby("concurrency")}
+
+
+def assert_matches_record(levels: list[dict], truth: dict[int, dict], what: str) -> None:
+    low, high = TTFT_P50_EXCESS_MS
+    for lv in levels:
+        srv, c = truth[int(lv["concurrency"])], int(lv["concurrency"])
+        assert lv["requests_failed"] == 0 and srv["requests"] == lv["requests_ok"], (what, c, srv["requests"])
+        assert low < lv["ttft_ms_p50"] - srv["ttft_ms_p50"] < high, (what, c, lv["ttft_ms_p50"], srv["ttft_ms_p50"])
+        assert abs(lv["itl_ms_mean"] - srv["itl_ms_mean"]) < ITL_MEAN_ERROR_MS, (what, c, lv["itl_ms_mean"],
+                                                                                srv["itl_ms_mean"])
+
 
 def test_same_ttft_and_itl_as_direct_openai(tmp_path):
+    """Each wire's TTFT and ITL agree with the server's own record of that wire's requests, so the
+    client's event-stream path measures what its SSE path does."""
     # Levels 1 and 4: at 8+ streams on this 2-core machine the server process's own Python framing
     # cost (three CRC'd frames per token) starts to show in the comparison, which is not the client.
     workload = {**WORKLOAD, "concurrency": [1, 4], "requests_per_level": 16}
     # One server process (not sharing the client's GIL) serving one calibration schedule over both
-    # wire formats: what differs is only the client's event-stream path vs its SSE path.
+    # wire formats and recording both: what differs is only the client's event-stream path vs its
+    # SSE path.
     with ServerProcess("llmbench.testing.sagemaker_runtime", "--access-key", AK, "--secret-key", SK,
                        "--split", "3", "--ttft-ms", "100", "--itl-ms", "10") as server:
         warm = {**WORKLOAD, "warmup_requests": 2}
         run_warmup(sagemaker_endpoint(server.url), warm)  # first-request imports in the server
         # keep-alive on both paths, so connection set-up is not what differs
         direct_ep = Endpoint(server.url + "/v1/chat/completions", keep_alive=True)
-        direct = run_sweep(direct_ep, workload, tmp_path / "direct").levels
-        wire = run_sweep(sagemaker_endpoint(server.url), workload, tmp_path / "sm").levels
-    for d, w in zip(direct, wire, strict=True):
-        assert d["requests_failed"] == 0 and w["requests_failed"] == 0
-        # within 5 ms for one stream; 8 ms at 4 streams, where the shared 2-core machine adds noise
-        bound = 5 if d["concurrency"] == 1 else 8
-        assert abs(d["ttft_ms_p50"] - w["ttft_ms_p50"]) < bound, (d["concurrency"], d["ttft_ms_p50"], w["ttft_ms_p50"])
-        assert abs(d["itl_ms_mean"] - w["itl_ms_mean"]) < 1, (d["itl_ms_mean"], w["itl_ms_mean"])
-        assert 100 <= w["ttft_ms_p50"] < 120 and 9.5 < w["itl_ms_mean"] < 11
-        assert w["output_tokens_mean"] == 50
+        sweeps = {}
+        for name, endpoint in (("openai", direct_ep), ("sagemaker", sagemaker_endpoint(server.url))):
+            calibration.fetch_record(server.url, reset=True)
+            result = run_sweep(endpoint, workload, tmp_path / name)
+            sweeps[name] = (result.levels, server_truth(calibration.fetch_record(server.url), result.requests_path))
+    for name, (levels, truth) in sweeps.items():
+        assert [lv["concurrency"] for lv in levels] == [1, 4]
+        assert_matches_record(levels, truth, name)
+        for lv in levels:
+            # the schedule is a floor: no token is written before it is due, nor seen before it is written
+            assert lv["ttft_ms_p50"] >= 100 and lv["output_tokens_mean"] == 50, (name, lv["ttft_ms_p50"])
 
 
 def test_bad_signature_and_stream_faults_are_failed_records(tmp_path):
@@ -77,7 +119,9 @@ def test_real_model_behind_the_wire_format(local_server, tmp_path):
 
 def test_cli_sweep_sagemaker_with_runtime_url_matches_openai(tmp_path):
     """`llmbench sweep --backend sagemaker --runtime-url` against the SigV4-checking event-stream
-    server gives the TTFT/ITL that `--backend openai` gives against the same server."""
+    server gives the TTFT/ITL that `--backend openai` gives against the same server: each the
+    server's own record of its requests (the tolerances above; at this server's 5 ms ITL what this
+    test guards is the CLI's wiring, the frame-level bound is the test above's)."""
     import os
     import subprocess
     import sys
@@ -89,17 +133,17 @@ def test_cli_sweep_sagemaker_with_runtime_url_matches_openai(tmp_path):
     cli = str(Path(sys.executable).parent / "llmbench")
     with ServerProcess("llmbench.testing.sagemaker_runtime", "--access-key", AK, "--secret-key", SK,
                        "--ttft-ms", "50", "--itl-ms", "5") as server:
-        sm = subprocess.run([cli, "sweep", "--backend", "sagemaker", "--endpoint", "my-ep", "--region", REGION,
-                             "--runtime-url", server.url, *common, "--out", str(tmp_path / "sm")],
-                            capture_output=True, text=True, env=env, timeout=300)
-        oa = subprocess.run([cli, "sweep", "--backend", "openai", "--url", server.url + "/v1", *common,
-                             "--out", str(tmp_path / "oa")], capture_output=True, text=True, env=env, timeout=300)
-    assert sm.returncode == 0, sm.stdout + sm.stderr
-    assert oa.returncode == 0, oa.stdout + oa.stderr
-    lv_sm = pd.read_parquet(tmp_path / "sm" / "levels.parquet")
-    lv_oa = pd.read_parquet(tmp_path / "oa" / "levels.parquet")
-    assert list(lv_sm["requests_ok"]) == [8, 8] and (lv_sm["output_tokens_mean"] == 40).all()
-    for (_, a), (_, b) in zip(lv_sm.iterrows(), lv_oa.iterrows(), strict=True):
-        bound = 5 if a["concurrency"] == 1 else 8
-        assert abs(a["ttft_ms_p50"] - b["ttft_ms_p50"]) < bound, (a["concurrency"], a["ttft_ms_p50"], b["ttft_ms_p50"])
-        assert abs(a["itl_ms_mean"] - b["itl_ms_mean"]) < 0.5
+        runs = {}
+        for name, backend in (("sm", ["--backend", "sagemaker", "--endpoint", "my-ep", "--region", REGION,
+                                      "--runtime-url", server.url]),
+                              ("oa", ["--backend", "openai", "--url", server.url + "/v1"])):
+            calibration.fetch_record(server.url, reset=True)  # the warm-up's requests come before the levels
+            proc = subprocess.run([cli, "sweep", *backend, *common, "--out", str(tmp_path / name)],
+                                  capture_output=True, text=True, env=env, timeout=300)
+            runs[name] = (proc, calibration.fetch_record(server.url))
+    for name, (proc, record) in runs.items():
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        levels = pd.read_parquet(tmp_path / name / "levels.parquet").to_dict("records")
+        assert [lv["requests_ok"] for lv in levels] == [8, 8], name
+        assert all(lv["output_tokens_mean"] == 40 and lv["ttft_ms_p50"] >= 50 for lv in levels), name
+        assert_matches_record(levels, server_truth(record, tmp_path / name / "requests.parquet"), name)

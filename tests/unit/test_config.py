@@ -10,15 +10,15 @@ from llmbench.config import ConfigError, load_config, make_run_key, plan
 
 def test_local_default_plans_two_targets_differing_in_slots(tmp_path):
     run = plan("local", "2026-11-30", runs_root=tmp_path)
-    assert run["run_key"] == "local-2026-11-30"
-    ids = [t["target_id"] for t in run["targets"]]
+    assert run.run_key == "local-2026-11-30"
+    ids = [t.target_id for t in run.targets]
     assert len(ids) >= 2
-    slots = {t["serving"]["parallel"] for t in run["targets"]}
+    slots = {t.serving.parallel for t in run.targets}
     assert len(slots) >= 2
-    t = run["targets"][0]
-    assert t["workload"]["concurrency"] == [1, 2, 4, 8]
-    assert t["usd_per_hour"] > 0 and t["price_source"]
-    assert json.loads((tmp_path / "local-2026-11-30").glob("*/plan.json").__next__().read_text())["run_key"] == run["run_key"]
+    t = run.targets[0]
+    assert t.workload.concurrency == [1, 2, 4, 8]
+    assert t.price.usd_per_hour > 0 and t.price.source
+    assert json.loads((tmp_path / "local-2026-11-30").glob("*/plan.json").__next__().read_text())["run_key"] == run.run_key
 
 
 def test_run_key_is_per_config_and_date():
@@ -31,9 +31,9 @@ def test_run_key_is_per_config_and_date():
 def test_params_override_and_filter(tmp_path):
     run = plan("local", "2026-11-30", {"targets": ["smollm2-q4_1-4slots"], "concurrency": [4, 1],
                                         "requests_per_level": 3}, runs_root=tmp_path)
-    assert [t["target_id"] for t in run["targets"]] == ["smollm2-q4_1-4slots"]
-    assert run["targets"][0]["workload"]["concurrency"] == [1, 4]
-    assert run["targets"][0]["workload"]["requests_per_level"] == 3
+    assert [t.target_id for t in run.targets] == ["smollm2-q4_1-4slots"]
+    assert run.targets[0].workload.concurrency == [1, 4]
+    assert run.targets[0].workload.requests_per_level == 3
 
 
 def _write(tmp_path, mutate):
@@ -154,15 +154,15 @@ def test_sagemaker_targets_refused_at_plan(tmp_path, name, mutate, match):
 def test_seed_configs_plan_with_costs(tmp_path):
     for name, n in (("sagemaker-seed-000", 8), ("sagemaker-seed-002", 6)):
         run = plan(name, "2026-11-30", runs_root=tmp_path)
-        assert len(run["targets"]) == n
-        assert all(t["usd_per_hour"] > 0 and t["estimated_usd"] > 0 for t in run["targets"])
-        assert run["estimated_usd"] == pytest.approx(sum(t["estimated_usd"] for t in run["targets"]))
+        assert len(run.targets) == n
+        assert all(t.price.usd_per_hour > 0 and t.estimated_usd > 0 for t in run.targets)
+        assert run.estimated_usd == pytest.approx(sum(t.estimated_usd for t in run.targets))
     seed0 = plan("sagemaker-seed-000", "2026-11-30", runs_root=tmp_path)
-    assert len(seed0["warnings"]) == 2 and all("ampere" in w for w in seed0["warnings"])  # fp8 on A10G, warned
+    assert len(seed0.warnings) == 2 and all("ampere" in w for w in seed0.warnings)  # fp8 on A10G, warned
 
 
 def test_roofline_matches_seed_001_arithmetic():
-    from llmbench.config import roofline_tokens_per_s
+    from llmbench.metrics import roofline_tokens_per_s
 
     # L4 300 GB/s reading 2 GB of active weights per token -> 150 tok/s ceiling
     inst = {"memory_bandwidth_gb_s": 300}
@@ -179,15 +179,15 @@ def test_length_distributions_and_seed_presets(tmp_path):
         input_tokens={"dist": "empirical", "file": str(lengths)},
         output_tokens={"dist": "normal", "mean": 50, "sd": 10, "min": 30, "max": 70}),
         c["targets"][0]["serving"].update(ctx_per_slot=1024)))
-    w = plan(cfg, "2026-11-30", runs_root=tmp_path / "runs")["targets"][0]["workload"]
-    assert w["input_tokens"]["values"] == [12, 40, 40, 100]  # read once, carried in the target
-    draws = [sample_length(w["output_tokens"], 7, i, "output") for i in range(500)]
-    assert draws == [sample_length(w["output_tokens"], 7, i, "output") for i in range(500)]  # seeded
+    w = plan(cfg, "2026-11-30", runs_root=tmp_path / "runs").targets[0].workload
+    assert w.input_tokens.values == [12, 40, 40, 100]  # read once, carried in the target
+    draws = [sample_length(w.output_tokens, 7, i, "output") for i in range(500)]
+    assert draws == [sample_length(w.output_tokens, 7, i, "output") for i in range(500)]  # seeded
     assert min(draws) >= 30 and max(draws) <= 70 and abs(sum(draws) / 500 - 50) < 2
-    assert {sample_length(w["input_tokens"], 7, i, "input") for i in range(200)} == {12, 40, 100}
-    assert length_range(w["input_tokens"]) == (12, 100) and length_mean(w["input_tokens"]) == 48
+    assert {sample_length(w.input_tokens, 7, i, "input") for i in range(200)} == {12, 40, 100}
+    assert length_range(w.input_tokens) == (12, 100) and length_mean(w.input_tokens) == 48
 
-    from llmbench.config import Workload
+    from llmbench.workload import Workload
 
     seed000 = Workload.model_validate({"preset": "seed-000"})
     assert (seed000.input_tokens, seed000.output_tokens, seed000.concurrency) == (2048, 512, [1, 16, 64])

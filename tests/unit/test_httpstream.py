@@ -171,7 +171,9 @@ def test_a_request_whose_kept_alive_connection_died_unanswered_is_sent_again_and
 def test_the_sweep_records_and_counts_the_resent_requests(tmp_path):
     import pandas as pd
 
-    from llmbench.loadgen import Endpoint, run_sweep
+    from llmbench.backends.base import Endpoint
+    from llmbench.sweep import run_sweep
+    from llmbench.workload import Workload
 
     # a thread of its own serving the same raw server to the sweep's event loops
     import threading
@@ -191,8 +193,8 @@ def test_the_sweep_records_and_counts_the_resent_requests(tmp_path):
     t.start()
     ready.wait(5)
     try:
-        workload = {"input_tokens": 8, "output_tokens": 1, "concurrency": [1], "requests_per_level": 3,
-                    "request_timeout_s": 5}
+        workload = Workload.model_validate({"input_tokens": 8, "output_tokens": 1, "concurrency": [1],
+                                            "requests_per_level": 3, "request_timeout_s": 5})
         result = run_sweep(Endpoint(box["url"], keep_alive=True), workload, tmp_path)
     finally:
         box["loop"].call_soon_threadsafe(box["stop"].set)

@@ -3,7 +3,7 @@ the streams are the bytes an OpenAI-compatible server sends)."""
 
 import json
 
-from llmbench.loadgen import build_record, parse_openai_sse
+from llmbench.wire import build_record, parse_openai_sse
 
 MS = 1_000_000
 
@@ -41,41 +41,43 @@ GOOD = lines(
 
 def test_good_stream():
     r = record(GOOD)
-    assert r["ok"] and r["error_kind"] is None
-    assert r["ttft_ms"] == 100 and r["itl_ms"] == [20, 30] and r["e2e_ms"] == 200
-    assert r["tpot_ms"] == (200 - 100) / 2
-    assert r["output_tokens"] == 3 and r["output_tokens_source"] == "usage" and r["input_tokens"] == 30
-    assert r["finish_reason"] == "length" and r["send_lag_ms"] == 0.5
+    assert r.ok and r.error_kind is None
+    assert r.ttft_ms == 100 and r.itl_ms == [20, 30] and r.e2e_ms == 200
+    assert r.tpot_ms == (200 - 100) / 2
+    assert r.output_tokens == 3 and r.output_tokens_source == "usage" and r.input_tokens == 30
+    assert r.finish_reason == "length" and r.send_lag_ms == 0.5
+    assert (r.concurrency, r.request_index, r.worker) == (2, 7, 1)
+    assert (r.repeat, r.arrival_rate_rps, r.send_retried) == (0, 0.0, False)
 
 
 def test_counted_tokens_without_usage():
     r = record([x for x in GOOD if b"usage" not in x[1]])
-    assert r["ok"] and r["output_tokens"] == 3 and r["output_tokens_source"] == "counted"
+    assert r.ok and r.output_tokens == 3 and r.output_tokens_source == "counted"
 
 
 def test_no_finish_reason_is_truncated():
     r = record(lines((100, chunk("a")), (110, chunk("b"))))
-    assert not r["ok"] and r["error_kind"] == "truncated"
+    assert not r.ok and r.error_kind == "truncated"
 
 
 def test_no_content_is_empty_response():
     r = record(lines((100, chunk(finish="stop")), (110, b"data: [DONE]\n")))
-    assert not r["ok"] and r["error_kind"] == "empty_response"
+    assert not r.ok and r.error_kind == "empty_response"
 
 
 def test_malformed_chunk():
     r = record(lines((100, chunk("a")), (110, b"data: {not json\n")))
-    assert not r["ok"] and r["error_kind"] == "malformed_chunk" and "not json" in r["error_detail"]
+    assert not r.ok and r.error_kind == "malformed_chunk" and "not json" in r.error_detail
 
 
 def test_error_event_in_stream():
     r = record(lines((100, b'data: {"error": {"message": "slot unavailable"}}\n')))
-    assert not r["ok"] and r["error_kind"] == "stream_error"
+    assert not r.ok and r.error_kind == "stream_error"
 
 
 def test_transport_error_kind_is_kept():
     r = record([], kind="timeout")
-    assert not r["ok"] and r["error_kind"] == "timeout" and r["ttft_ms"] is None and r["e2e_ms"] == 200
+    assert not r.ok and r.error_kind == "timeout" and r.ttft_ms is None and r.e2e_ms == 200
 
 
 def test_parse_reports_content_times():

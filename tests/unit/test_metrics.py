@@ -5,17 +5,21 @@ import math
 import pytest
 
 from llmbench import metrics
+from llmbench.records import RequestRecord
 
 MS = metrics.NS_PER_MS
 
 
 def rec(send_ms, content_ms, end_ms, output_tokens, ok=True, kind=None):
     t = metrics.request_timings(int(send_ms * MS), [int(c * MS) for c in content_ms], int(end_ms * MS), output_tokens)
-    return {
-        "ok": ok, "error_kind": kind, "send_ns": int(send_ms * MS), "end_ns": int(end_ms * MS),
-        "output_tokens": output_tokens, "input_tokens": 10 if ok else None, "send_lag_ms": 0.5, **t,
-        "first_content_ns": int(content_ms[0] * MS) if content_ms else None,
-    }
+    return RequestRecord(
+        concurrency=1, request_index=0, worker=0, ok=ok, error_kind=kind, error_detail=None, http_status=200,
+        send_ns=int(send_ms * MS), first_content_ns=int(content_ms[0] * MS) if content_ms else None,
+        end_ns=int(end_ms * MS), send_lag_ms=0.5, ttft_ms=t["ttft_ms"], e2e_ms=t["e2e_ms"], tpot_ms=t["tpot_ms"],
+        itl_ms=t["itl_ms"], content_chunks=len(content_ms), output_tokens=output_tokens, output_tokens_source="usage",
+        output_tokens_counted=len(content_ms), input_tokens=10 if ok else None, finish_reason="length" if ok else None,
+        repeat=0, arrival_rate_rps=0.0, send_retried=False,
+    )
 
 
 def test_request_timings_by_hand():

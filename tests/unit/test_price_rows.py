@@ -4,19 +4,33 @@ import pandas as pd
 import pytest
 
 from llmbench import metrics
-from llmbench.pipeline import _price_rows
+from llmbench.models import ResolvedTarget, RunPlan
+from llmbench.records import RequestRecord
+from llmbench.tables import price_rows
 
-TARGET = {"target_id": "t", "instance_type": "ml.g6.xlarge", "model": "m", "serving_config": "s",
-          "usd_per_hour": 0.8048, "price_source": "seed 001", "roofline_tokens_per_s": 150.0,
-          "slo": {"ttft_ms": 2000, "tpot_ms": 100}, "validation": {"max_error_rate": 0.05}}
-RUN = {"run_key": "k", "logical_date": "2026-11-30"}
+TARGET = ResolvedTarget.model_validate({
+    "run_key": "k", "run_dir": "/nonexistent", "target_id": "t", "label": "ml.g6.xlarge / m / s",
+    "instance_type": "ml.g6.xlarge", "model": "m", "hf_id": None, "precision": "bf16",
+    "serving": {"kind": "llama-server", "name": "s"}, "workload": {}, "validation": {"max_error_rate": 0.05},
+    "slo": {"ttft_ms": 2000, "tpot_ms": 100}, "price": {"usd_per_hour": 0.8048, "source": "seed 001"},
+    "backend": {"kind": "local"}, "region": "local", "roofline_tokens_per_s": 150.0,
+    "estimated_endpoint_hours": 0.1, "estimated_usd": 0.08})
+RUN = RunPlan(run_key="k", run_dir="/nonexistent", config_name="c", backends=["local"], logical_date="2026-11-30",
+              planned_at="2026-11-30T00:00:00+00:00", warehouse={}, warnings=[], estimated_endpoint_hours=0.1,
+              estimated_usd=0.08, targets=[TARGET])
 
 
 def level(concurrency, ok=True):
     ns = 1_000_000
-    rec = {"ok": ok, "error_kind": None if ok else "timeout", "send_ns": 0, "end_ns": 1000 * ns,
-           "output_tokens": 132 if ok else 0, "input_tokens": 660 if ok else None, "send_lag_ms": 0.0,
-           **metrics.request_timings(0, [i * ns for i in range(1, 133)] if ok else [], 1000 * ns, 132 if ok else 0)}
+    content = [i * ns for i in range(1, 133)] if ok else []
+    t = metrics.request_timings(0, content, 1000 * ns, 132 if ok else 0)
+    rec = RequestRecord(
+        concurrency=concurrency, request_index=0, worker=0, ok=ok, error_kind=None if ok else "timeout",
+        error_detail=None, http_status=200 if ok else None, send_ns=0, first_content_ns=content[0] if ok else None,
+        end_ns=1000 * ns, send_lag_ms=0.0, ttft_ms=t["ttft_ms"], e2e_ms=t["e2e_ms"], tpot_ms=t["tpot_ms"],
+        itl_ms=t["itl_ms"], content_chunks=len(content), output_tokens=132 if ok else 0, output_tokens_source="usage",
+        output_tokens_counted=len(content), input_tokens=660 if ok else None, finish_reason="length" if ok else None,
+        repeat=0, arrival_rate_rps=0.0, send_retried=False)
     return metrics.summarize_level([rec], concurrency)
 
 
@@ -24,7 +38,7 @@ def test_price_rows_by_hand_and_for_a_failed_level(tmp_path):
     # through Parquet, as price_performance reads them: missing metrics come back as NaN
     frame = pd.DataFrame([level(1), level(2, ok=False)])
     frame.to_parquet(tmp_path / "levels.parquet")
-    rows = _price_rows(RUN, TARGET, pd.read_parquet(tmp_path / "levels.parquet"), True)
+    rows = price_rows(RUN, TARGET, pd.read_parquet(tmp_path / "levels.parquet").to_dict("records"), True)
     good, failed = rows
     assert good["output_tokens_per_s"] == pytest.approx(132.0)
     assert good["usd_per_m_output_tokens"] == pytest.approx(0.8048 / (132 * 3600) * 1e6)

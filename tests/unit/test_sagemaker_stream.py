@@ -4,10 +4,9 @@ import json
 
 from botocore.credentials import Credentials
 
-from llmbench.loadgen import build_record
-from llmbench.sagemaker_stream import (
-    SigV4Signer, decode_eventstream, exception_frame, payload_part, runtime_url, sagemaker_headers,
-)
+from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
+from llmbench.testing.eventstream import exception_frame, payload_part
+from llmbench.wire import build_record, decode_eventstream
 
 MS = 1_000_000
 SSE = b"".join(
@@ -37,7 +36,7 @@ def test_record_from_frames_split_mid_chunk():
     reads = [(i * MS, raw[o:o + 13]) for i, o in enumerate(range(0, len(raw), 13))]
     r = build_record(concurrency=1, request_index=0, worker=0, send_ns=0, end_ns=len(reads) * MS, send_lag_ns=0,
                      http_status=200, lines=reads, error_kind=None, error_detail=None, wire="sagemaker")
-    assert r["ok"] and r["content_chunks"] == 3 and r["finish_reason"] == "stop" and r["ttft_ms"] > 0
+    assert r.ok and r.content_chunks == 3 and r.finish_reason == "stop" and r.ttft_ms > 0
 
 
 def test_model_stream_error_and_bad_crc_are_stream_errors():
@@ -54,7 +53,7 @@ def test_lmi_json_lines():
             b'{"token": {"text": "</s>", "special": true}, "details": {"finish_reason": "eos_token", "generated_tokens": 3}}\n'
     r = build_record(concurrency=1, request_index=0, worker=0, send_ns=0, end_ns=5 * MS, send_lag_ns=0,
                      http_status=200, lines=frames_of(lines, 9), error_kind=None, error_detail=None, wire="sagemaker")
-    assert r["ok"] and r["content_chunks"] == 2 and r["output_tokens"] == 3 and r["output_tokens_source"] == "usage"
+    assert r.ok and r.content_chunks == 2 and r.output_tokens == 3 and r.output_tokens_source == "usage"
 
 
 def test_signer_signs_for_sagemaker_and_refreezes():

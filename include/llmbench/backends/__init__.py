@@ -1,22 +1,27 @@
-"""Backends: how to deploy, reach, stream from and tear down one kind of endpoint."""
+"""Backends: how to deploy, reach, stream from and tear down one kind of endpoint (the contract:
+llmbench.backends.base.Backend)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from llmbench.backends.base import Backend
+from llmbench.models import BACKEND_KINDS
 
 
-def get_backend(name: str, **kwargs) -> Backend:
-    """kwargs reach backends that take them: sagemaker takes session, role_arn, endpoint_url."""
-    if name == "sagemaker":
+def get_backend(kind: str, **kwargs: Any) -> Backend:
+    """kwargs are what the platform provides (built by the DAG from Airflow connections):
+    sagemaker takes session, role_arn, endpoint_url; openai takes api_key; local nothing."""
+    if kind == "sagemaker":
         from llmbench.backends.sagemaker import SageMakerBackend
 
         return SageMakerBackend(**kwargs)
-    if name == "local":
+    if kind == "local":
         from llmbench.backends.local import LocalBackend
 
         return LocalBackend()
-    if name == "openai":
+    if kind == "openai":
         from llmbench.backends.openai import OpenAIBackend
 
-        return OpenAIBackend()
-    raise ValueError(f"backend: unknown {name!r}; allowed: ['local', 'openai', 'sagemaker']")
+        return OpenAIBackend(**kwargs)
+    raise ValueError(f"backend: unknown {kind!r}; allowed: {list(BACKEND_KINDS)}")

@@ -1,30 +1,111 @@
-"""The backend contract. A handle is a small JSON-able dict: it travels through XCom between the
-deploy, sweep and teardown tasks, which may run in different processes."""
+"""The backend contract: what every way of serving a model implements (deploy, readiness, status,
+capacity, the endpoint to drive, teardown, janitor, and how its cost accrues), and `Endpoint`,
+where the load generator sends requests. A handle is a small JSON-able dict owned by its backend:
+it travels through XCom between the deploy, sweep and teardown tasks, which may run in different
+processes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from llmbench.loadgen import Endpoint
+if TYPE_CHECKING:
+    from llmbench.models import ResolvedTarget
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where to send chat completions, and how the response comes back.
+
+    wire: "sse" (OpenAI chat completions over HTTP) or "sagemaker" (InvokeEndpointWithResponseStream:
+    AWS event-stream frames carrying the model's bytes). signer: an object whose
+    .sign(url, body, headers) returns signed headers (SigV4 for SageMaker), or None.
+    """
+
+    url: str
+    model: str = "default"
+    headers: dict[str, str] = field(default_factory=dict)
+    wire: str = "sse"
+    signer: Any = field(default=None, compare=False)
+    # False: a fresh connection per request (`Connection: close`; llama-server closes reused
+    # keep-alive connections). True: each worker keeps its connection (managed HTTPS endpoints,
+    # where a TLS handshake per request would cost a round trip between requests); a send on a
+    # connection the server had closed, before any response byte, is sent again once on a fresh one.
+    keep_alive: bool = False
 
 
 class DeployError(RuntimeError):
     """Deploy or readiness failed. Whatever the deploy created has been removed already."""
 
 
-class Backend(Protocol):
-    name: str
+@dataclass(frozen=True)
+class Readiness:
+    """One look at a deployed endpoint: "ready", "pending" (still starting) or "failed"."""
 
-    def deploy(self, target: dict[str, Any], work_dir: Path) -> dict[str, Any]:
+    state: Literal["ready", "pending", "failed"]
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Teardown:
+    """What tearing a target down found: when it was gone, and how long it had existed (the
+    endpoint-seconds a per-hour price is charged for; None where nothing was deployed)."""
+
+    deleted_at: str | None
+    endpoint_seconds: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"deleted_at": self.deleted_at, "endpoint_seconds": self.endpoint_seconds}
+
+
+Handle = dict[str, Any]  # JSON-able, owned by the backend that made it; travels through XCom
+
+
+def seconds_since(iso: str) -> float:
+    return (datetime.now(timezone.utc) - datetime.fromisoformat(iso)).total_seconds()
+
+
+def torn_down(deployed_at: str | None) -> Teardown:
+    """The Teardown of an endpoint deleted now, deployed at `deployed_at` (None: never deployed)."""
+    now = datetime.now(timezone.utc)
+    seconds = (now - datetime.fromisoformat(deployed_at)).total_seconds() if deployed_at else None
+    return Teardown(deleted_at=now.isoformat(), endpoint_seconds=seconds)
+
+
+class Backend(Protocol):
+    """Every backend implements all of it; pipeline.py calls nothing else.
+
+    kind: the backend's name in configs and in the warehouse's `backend` column.
+    cost_basis: how its cost accrues: "per_hour" (an endpoint's $/hour x endpoint-seconds) or
+      "per_token" (a per-token API: $/M input and output tokens).
+    """
+
+    kind: str
+    cost_basis: Literal["per_hour", "per_token"]
+
+    def capacity_available(self, target: ResolvedTarget) -> str | None:
+        """None when a deploy may start now; else why not yet (a quota in use). Callers serialise
+        the check and the deploy that follows it, so two targets cannot take the last unit."""
+
+    def deploy(self, target: ResolvedTarget, work_dir: Path) -> Handle:
         """Create the endpoint; return its handle. On failure, remove what was created, then raise."""
 
-    def wait_ready(self, handle: dict[str, Any], timeout_s: float) -> None:
+    def ready_timeout_s(self, target: ResolvedTarget) -> float:
+        """How long the endpoint may take to become ready (the config's, or the backend's default)."""
+
+    def wait_ready(self, handle: Handle, timeout_s: float) -> None:
         """Block until the endpoint serves requests; raise DeployError on failure or timeout."""
 
-    def endpoint(self, handle: dict[str, Any]) -> Endpoint:
-        """Where the load generator sends requests."""
+    def status(self, handle: Handle) -> Readiness:
+        """One look, for a waiting task that gives its worker slot back between looks."""
 
-    def teardown(self, handle: dict[str, Any]) -> dict[str, Any]:
-        """Delete everything deploy created and wait until it is gone. Tolerates 'already gone'.
-        Returns {"deleted_at": iso, "endpoint_seconds": float}."""
+    def endpoint(self, handle: Handle) -> Endpoint:
+        """Where the load generator sends requests (with the credentials to sign or authorise)."""
+
+    def teardown(self, handle: Handle) -> Teardown:
+        """Delete everything deploy created and wait until it is gone. Tolerates 'already gone'."""
+
+    def janitor(self, region: str, now: datetime | None = None) -> list[dict[str, Any]]:
+        """Delete what killed runs left behind and whose expiry has passed; [] where nothing can leak."""

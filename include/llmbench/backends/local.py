@@ -17,11 +17,11 @@ import urllib.error
 import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from llmbench import paths
-from llmbench.backends.base import DeployError
-from llmbench.loadgen import Endpoint
+from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, torn_down
+from llmbench.models import LocalServing, ResolvedTarget
 from llmbench.serversmoke import cpu_fingerprint
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -86,29 +86,42 @@ def stop_group(pgid: int, grace_s: float = 10.0) -> None:
 
 
 class LocalBackend:
-    name = "local"
+    kind = "local"
+    cost_basis: Literal["per_hour", "per_token"] = "per_hour"  # the catalog's $/hour of the machine
+    READY_TIMEOUT_S = 300.0
 
-    def deploy(self, target: dict[str, Any], work_dir: Path) -> dict[str, Any]:
+    def capacity_available(self, target: ResolvedTarget) -> str | None:
+        return None  # the DAG's one-slot pool is the local machine's capacity control
+
+    def ready_timeout_s(self, target: ResolvedTarget) -> float:
+        return self.READY_TIMEOUT_S
+
+    def deploy(self, target: ResolvedTarget, work_dir: Path) -> Handle:
+        if not isinstance(target.serving, LocalServing):
+            raise DeployError(f"serving kind {target.serving.kind!r} does not run on the local backend")
+        return self.start_server(target.serving, work_dir)
+
+    def start_server(self, s: LocalServing, work_dir: Path) -> Handle:
+        """Start llama-server with these knobs (the CLI's local sweep calls this directly)."""
         binary, model = server_binary(), model_file()
         for what, p in (("llama-server binary", binary), ("model", model)):
             if not p.exists():
                 raise DeployError(f"{what} not found at {p}; run `make server` (scripts/get_local_server.sh) first")
         _check_verified(binary)
-        s = target["serving"]
         work_dir.mkdir(parents=True, exist_ok=True)
         log_path = work_dir / "llama-server.log"
         port = free_port()
         cmd = [
-            "timeout", "--signal=TERM", "--kill-after=10", str(s["max_lifetime_s"]),
+            "timeout", "--signal=TERM", "--kill-after=10", str(s.max_lifetime_s),
             str(binary),
             "--model", str(model),
             "--host", "127.0.0.1",  # loopback only
             "--port", str(port),
-            "--parallel", str(s["parallel"]),
-            "--ctx-size", str(s["parallel"] * s["ctx_per_slot"]),
-            "--threads", str(s["threads"]),
+            "--parallel", str(s.parallel),
+            "--ctx-size", str(s.parallel * s.ctx_per_slot),
+            "--threads", str(s.threads),
             "--no-webui",
-            *s.get("extra_args", []),
+            *s.extra_args,
         ]
         deployed_at = datetime.now(timezone.utc)
         with log_path.open("ab") as log:
@@ -116,7 +129,7 @@ class LocalBackend:
                 cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
             )
         handle = {
-            "backend": self.name,
+            "backend": self.kind,
             "pid": proc.pid,
             "pgid": proc.pid,  # start_new_session: the leader's pid is the group id
             "port": port,
@@ -139,7 +152,16 @@ class LocalBackend:
             time.sleep(0.05)
         return handle
 
-    def wait_ready(self, handle: dict[str, Any], timeout_s: float = 120.0) -> None:
+    def status(self, handle: Handle) -> Readiness:
+        if not group_members(handle["pgid"]):
+            return Readiness("failed", f"llama-server exited: {_tail(Path(handle['log_path']))}")
+        try:
+            with urllib.request.urlopen(handle["base_url"] + "/health", timeout=2) as r:
+                return Readiness("ready" if r.status == 200 else "pending")
+        except (urllib.error.HTTPError, OSError) as e:  # 503 while the model loads
+            return Readiness("pending", str(e))
+
+    def wait_ready(self, handle: Handle, timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s
         last = ""
         while time.monotonic() < deadline:
@@ -156,17 +178,18 @@ class LocalBackend:
             time.sleep(0.2)
         raise DeployError(f"llama-server not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}")
 
-    def endpoint(self, handle: dict[str, Any]) -> Endpoint:
+    def endpoint(self, handle: Handle) -> Endpoint:
         return Endpoint(url=handle["base_url"] + "/v1/chat/completions", model="default")
 
-    def teardown(self, handle: dict[str, Any]) -> dict[str, Any]:
+    def teardown(self, handle: Handle) -> Teardown:
         # A handle from an earlier attempt may name a group that is long gone and whose id was
         # reused: only a group still running our server on our port is stopped.
         if _serves_port(handle["pgid"], handle["port"]):
             stop_group(handle["pgid"])
-        deleted_at = datetime.now(timezone.utc)
-        seconds = (deleted_at - datetime.fromisoformat(handle["deployed_at"])).total_seconds()
-        return {"deleted_at": deleted_at.isoformat(), "endpoint_seconds": seconds}
+        return torn_down(handle["deployed_at"])
+
+    def janitor(self, region: str, now: datetime | None = None) -> list[dict[str, Any]]:
+        return []  # a server outliving its run is stopped by its own `timeout` guard (max_lifetime_s)
 
 
 def _check_verified(binary: Path) -> None:
@@ -175,10 +198,10 @@ def _check_verified(binary: Path) -> None:
     the first decode. A binary named by LLMBENCH_LLAMA_SERVER is the caller's responsibility."""
     if "LLMBENCH_LLAMA_SERVER" in os.environ:
         return
-    marker = binary.resolve().parent / f"verified-{cpu_fingerprint()}"
-    if not marker.exists():
-        raise DeployError(f"llama-server at {binary.resolve()} has not passed its smoke check on this CPU; "
-                          "run `make server`")
+    # bin/llama-server links to the keyed build; the mark lies beside that build.
+    built = binary.parent / os.readlink(binary) if binary.is_symlink() else binary
+    if not (built.parent / f"verified-{cpu_fingerprint()}").exists():
+        raise DeployError(f"llama-server at {built} has not passed its smoke check on this CPU; run `make server`")
 
 
 def _accepts(port: int) -> bool:

@@ -1,39 +1,71 @@
-"""An existing OpenAI-compatible server (vLLM on EC2, any /v1 URL): nothing to deploy."""
+"""An existing OpenAI-compatible server (vLLM on a machine of yours, a gateway, any /v1 URL):
+nothing to deploy or tear down. Its API key, if any, comes from the platform (the DAG reads it
+from an Airflow connection) and is never part of the handle that travels through XCom."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Any
-
 import urllib.request
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
 
-from llmbench.backends.base import DeployError
-from llmbench.loadgen import Endpoint
+from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown
+from llmbench.models import OpenAITarget, ResolvedTarget
 
 
 class OpenAIBackend:
-    name = "openai"
+    kind = "openai"
+    cost_basis: Literal["per_hour", "per_token"] = "per_hour"  # the $/hour the config states
+    READY_TIMEOUT_S = 300.0
 
-    def deploy(self, target: dict[str, Any], work_dir: Path) -> dict[str, Any]:
-        url = target["serving"]["url"].rstrip("/")
-        return {"backend": self.name, "base_url": url, "model": target["serving"].get("model", "default")}
+    def __init__(self, api_key: str | None = None):
+        self.api_key = api_key
 
-    def wait_ready(self, handle: dict[str, Any], timeout_s: float) -> None:
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def capacity_available(self, target: ResolvedTarget) -> str | None:
+        return None
+
+    def ready_timeout_s(self, target: ResolvedTarget) -> float:
+        return self.READY_TIMEOUT_S
+
+    def deploy(self, target: ResolvedTarget, work_dir: Path) -> Handle:
+        if not isinstance(target.backend, OpenAITarget):
+            raise DeployError(f"target {target.target_id} is not an openai target")
+        return self.attach(target.backend.base_url, target.backend.model_name)
+
+    def attach(self, base_url: str, model_name: str = "default") -> Handle:
+        """The handle of an endpoint that already runs (the CLI's openai sweep calls this)."""
+        return {"backend": self.kind, "base_url": base_url.rstrip("/"), "model": model_name,
+                "deployed_at": datetime.now(timezone.utc).isoformat()}
+
+    def status(self, handle: Handle) -> Readiness:
+        req = urllib.request.Request(handle["base_url"] + "/models", headers=self._headers())
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return Readiness("ready" if r.status == 200 else "pending")
+        except OSError as e:
+            return Readiness("pending", str(e))
+
+    def wait_ready(self, handle: Handle, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         last = ""
         while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(handle["base_url"] + "/models", timeout=5) as r:
-                    if r.status == 200:
-                        return
-            except OSError as e:
-                last = str(e)
+            look = self.status(handle)
+            if look.state == "ready":
+                return
+            last = look.detail or ""
             time.sleep(1)
         raise DeployError(f"{handle['base_url']}/models not ready within {timeout_s}s: {last}")
 
-    def endpoint(self, handle: dict[str, Any]) -> Endpoint:
-        return Endpoint(url=handle["base_url"] + "/chat/completions", model=handle.get("model", "default"))
+    def endpoint(self, handle: Handle) -> Endpoint:
+        return Endpoint(url=handle["base_url"] + "/chat/completions", model=handle.get("model", "default"),
+                        headers=self._headers())
 
-    def teardown(self, handle: dict[str, Any]) -> dict[str, Any]:
-        return {"deleted_at": None, "endpoint_seconds": None}
+    def teardown(self, handle: Handle) -> Teardown:
+        return Teardown(deleted_at=None, endpoint_seconds=None)  # nothing was deployed
+
+    def janitor(self, region: str, now: datetime | None = None) -> list[dict[str, Any]]:
+        return []

@@ -14,10 +14,10 @@ import logging
 import re
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Literal
 
-from llmbench.backends.base import DeployError
-from llmbench.loadgen import Endpoint
+from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, torn_down
+from llmbench.models import LmiServing, ResolvedTarget, SageMakerTarget, VllmServing
 from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
 
 log = logging.getLogger("llmbench")
@@ -38,54 +38,61 @@ def resource_name(run_key: str, target_id: str) -> str:
     return f"{base[: 63 - 9].rstrip('-')}-{digest}"
 
 
-def container_environment(target: dict[str, Any]) -> dict[str, str]:
+def container_environment(target: ResolvedTarget) -> dict[str, str]:
     """SM_VLLM_* for the native vLLM container, OPTION_* for DJL LMI; booleans as the containers
     expect them (vLLM: a present-but-empty variable is a flag)."""
-    s = target["serving"]
-    if s["kind"] == "vllm":
+    s = target.serving
+    hf_id = target.hf_id or target.model
+    if isinstance(s, VllmServing):
         env = {
-            "SM_VLLM_MODEL": target["hf_id"],
-            "SM_VLLM_TENSOR_PARALLEL_SIZE": str(s["tensor_parallel_size"]),
-            "SM_VLLM_DTYPE": s["dtype"],
-            "SM_VLLM_MAX_MODEL_LEN": str(s["max_model_len"]),
-            "SM_VLLM_MAX_NUM_SEQS": str(s["max_num_seqs"]),
-            "SM_VLLM_GPU_MEMORY_UTILIZATION": str(s["gpu_memory_utilization"]),
+            "SM_VLLM_MODEL": hf_id,
+            "SM_VLLM_TENSOR_PARALLEL_SIZE": str(s.tensor_parallel_size),
+            "SM_VLLM_DTYPE": s.dtype,
+            "SM_VLLM_MAX_MODEL_LEN": str(s.max_model_len),
+            "SM_VLLM_MAX_NUM_SEQS": str(s.max_num_seqs),
+            "SM_VLLM_GPU_MEMORY_UTILIZATION": str(s.gpu_memory_utilization),
         }
-        if s.get("quantization"):
-            env["SM_VLLM_QUANTIZATION"] = s["quantization"]
-        if s.get("enable_prefix_caching"):
+        if s.quantization:
+            env["SM_VLLM_QUANTIZATION"] = s.quantization
+        if s.enable_prefix_caching:
             env["SM_VLLM_ENABLE_PREFIX_CACHING"] = ""
-        if s.get("enable_chunked_prefill"):
+        if s.enable_chunked_prefill:
             env["SM_VLLM_ENABLE_CHUNKED_PREFILL"] = ""
-        if s.get("speculative_config"):
-            env["SM_VLLM_SPECULATIVE_CONFIG"] = json.dumps(s["speculative_config"])
-    elif s["kind"] == "lmi":
+        if s.speculative_config:
+            env["SM_VLLM_SPECULATIVE_CONFIG"] = json.dumps(s.speculative_config)
+    elif isinstance(s, LmiServing):
         env = {
-            "HF_MODEL_ID": target["hf_id"],
+            "HF_MODEL_ID": hf_id,
             "OPTION_ASYNC_MODE": "true",
             "OPTION_ROLLING_BATCH": "disable",
             "OPTION_ENTRYPOINT": "djl_python.lmi_vllm.vllm_async_service",
-            "OPTION_TENSOR_PARALLEL_DEGREE": str(s["tensor_parallel_degree"]),
-            "OPTION_MAX_MODEL_LEN": str(s["max_model_len"]),
-            "OPTION_DTYPE": s["dtype"],
-            "OPTION_MAX_ROLLING_BATCH_SIZE": str(s["max_rolling_batch_size"]),
-            "OPTION_GPU_MEMORY_UTILIZATION": str(s["gpu_memory_utilization"]),
+            "OPTION_TENSOR_PARALLEL_DEGREE": str(s.tensor_parallel_degree),
+            "OPTION_MAX_MODEL_LEN": str(s.max_model_len),
+            "OPTION_DTYPE": s.dtype,
+            "OPTION_MAX_ROLLING_BATCH_SIZE": str(s.max_rolling_batch_size),
+            "OPTION_GPU_MEMORY_UTILIZATION": str(s.gpu_memory_utilization),
         }
-        if s.get("enable_prefix_caching"):
+        if s.enable_prefix_caching:
             env["OPTION_ENABLE_PREFIX_CACHING"] = "true"
     else:
-        raise ValueError(f"serving.kind {s['kind']!r} does not run on SageMaker")
-    env.update(s.get("extra_env") or {})
+        raise ValueError(f"serving.kind {s.kind!r} does not run on SageMaker")
+    env.update(s.extra_env)
     return env
 
 
-def _tags(target: dict[str, Any], expires_at: datetime) -> list[dict[str, str]]:
+def _settings(target: ResolvedTarget) -> SageMakerTarget:
+    if not isinstance(target.backend, SageMakerTarget):
+        raise DeployError(f"target {target.target_id} is not a sagemaker target ({target.backend.kind})")
+    return target.backend
+
+
+def _tags(target: ResolvedTarget, expires_at: datetime) -> list[dict[str, str]]:
     return [
         {"Key": MANAGED_BY[0], "Value": MANAGED_BY[1]},
-        {"Key": TAG_RUN_KEY, "Value": target["run_key"][:256]},
-        {"Key": TAG_TARGET, "Value": target["target_id"][:256]},
+        {"Key": TAG_RUN_KEY, "Value": target.run_key[:256]},
+        {"Key": TAG_TARGET, "Value": target.target_id[:256]},
         {"Key": TAG_EXPIRES, "Value": expires_at.isoformat(timespec="seconds")},
-        {"Key": TAG_INSTANCE, "Value": target["instance_type"]},
+        {"Key": TAG_INSTANCE, "Value": target.instance_type},
     ]
 
 
@@ -97,7 +104,8 @@ def _gone(err: Exception) -> bool:
 
 
 class SageMakerBackend:
-    name = "sagemaker"
+    kind = "sagemaker"
+    cost_basis: Literal["per_hour", "per_token"] = "per_hour"  # instance $/hour x endpoint-seconds
 
     def __init__(self, session: Any = None, role_arn: str | None = None, endpoint_url: str | None = None):
         self.session = session  # boto3.Session; default: the standard credential chain
@@ -111,32 +119,48 @@ class SageMakerBackend:
             self.session = boto3.Session(region_name=region)
         return self.session.client("sagemaker", region_name=region, endpoint_url=self.endpoint_url)
 
-    def deploy(self, target: dict[str, Any], work_dir) -> dict[str, Any]:
-        sm_cfg = target["sagemaker"]
-        region = sm_cfg["region"]
-        role = self.role_arn or sm_cfg.get("role_arn")
+    def capacity_available(self, target: ResolvedTarget) -> str | None:
+        """None when fewer than sagemaker.instance_quota endpoints of ours of this instance type
+        are alive (the account's service quota); else who holds it."""
+        sm = _settings(target).settings
+        quota = sm.instance_quota.get(target.instance_type)
+        if not quota:
+            return None
+        live = self.live_endpoints(sm.region, target.instance_type)
+        if len(live) < quota:
+            return None
+        return f"{len(live)} of {quota} {target.instance_type} endpoint(s) in use ({', '.join(live)})"
+
+    def ready_timeout_s(self, target: ResolvedTarget) -> float:
+        return float(_settings(target).settings.endpoint_timeout_s)
+
+    def deploy(self, target: ResolvedTarget, work_dir: Any = None) -> Handle:
+        backend = _settings(target)
+        sm_cfg = backend.settings
+        region = sm_cfg.region
+        role = self.role_arn or sm_cfg.role_arn
         if not role:
             raise DeployError("no SageMaker execution role: set sagemaker.role_arn in the config or "
-                              f"`execution_role_arn` in the extra of connection {sm_cfg['aws_conn_id']!r}")
+                              f"`execution_role_arn` in the extra of connection {sm_cfg.aws_conn_id!r}")
         client = self._client(region)
-        name = resource_name(target["run_key"], target["target_id"])
+        name = resource_name(target.run_key, target.target_id)
         deployed_at = datetime.now(timezone.utc)
-        tags = _tags(target, deployed_at + timedelta(hours=sm_cfg["expiry_hours"]))
-        image = target["container"]["image"].format(region=region)
+        tags = _tags(target, deployed_at + timedelta(hours=sm_cfg.expiry_hours))
+        image = backend.container.image.format(region=region)
         variant = {
             "VariantName": "AllTraffic",
             "ModelName": name,
             "InitialInstanceCount": 1,
-            "InstanceType": target["instance_type"],
+            "InstanceType": target.instance_type,
             "ContainerStartupHealthCheckTimeoutInSeconds": 1800,
             "ModelDataDownloadTimeoutInSeconds": 1800,
         }
-        if target["container"].get("inference_ami_version"):
-            variant["InferenceAmiVersion"] = target["container"]["inference_ami_version"]
+        if backend.container.inference_ami_version:
+            variant["InferenceAmiVersion"] = backend.container.inference_ami_version
         created: list[str] = []
-        handle = {"backend": self.name, "region": region, "endpoint_name": name, "endpoint_config_name": name,
+        handle = {"backend": self.kind, "region": region, "endpoint_name": name, "endpoint_config_name": name,
                   "model_name": name, "deployed_at": deployed_at.isoformat(),
-                  "runtime_url": sm_cfg.get("runtime_url")}
+                  "runtime_url": sm_cfg.runtime_url}
         try:
             client.create_model(ModelName=name, ExecutionRoleArn=role, Tags=tags,
                                 PrimaryContainer={"Image": image, "Environment": container_environment(target)})
@@ -150,7 +174,7 @@ class SageMakerBackend:
             self._delete(client, handle, created)
             raise DeployError(f"create {['model', 'endpoint_config', 'endpoint'][len(created)]} failed for {name}: "
                               f"{e}; removed {created or 'nothing'}") from e
-        log.info("created SageMaker endpoint %s (%s) in %s", name, target["instance_type"], region)
+        log.info("created SageMaker endpoint %s (%s) in %s", name, target.instance_type, region)
         return handle
 
     def wait_ready(self, handle: dict[str, Any], timeout_s: float) -> None:
@@ -168,11 +192,18 @@ class SageMakerBackend:
             reason = desc.get("FailureReason") or f"status {desc.get('EndpointStatus')} after {timeout_s:.0f}s"
             raise DeployError(f"endpoint {handle['endpoint_name']} not InService: {reason}") from e
 
-    def status(self, handle: dict[str, Any]) -> tuple[str, str | None]:
-        """One look at the endpoint (EndpointStatus, FailureReason), for a waiting task that gives
-        its worker slot back between looks."""
+    def status(self, handle: Handle) -> Readiness:
+        """One look at the endpoint, for a waiting task that gives its worker slot back between
+        looks: InService is ready; Failed, OutOfService and Deleting are failed (with the
+        FailureReason); anything else (Creating, Updating, SystemUpdating) is pending."""
         desc = self._client(handle["region"]).describe_endpoint(EndpointName=handle["endpoint_name"])
-        return desc["EndpointStatus"], desc.get("FailureReason")
+        status = desc["EndpointStatus"]
+        if status == "InService":
+            return Readiness("ready")
+        if status in ("Failed", "OutOfService", "Deleting"):
+            return Readiness("failed", f"endpoint {handle['endpoint_name']} not InService: "
+                                       f"{desc.get('FailureReason') or 'status ' + status}")
+        return Readiness("pending", f"status {status}")
 
     def live_endpoints(self, region: str, instance_type: str) -> list[str]:
         """llmbench's endpoints of this instance type that exist now (any status but deleted):
@@ -195,7 +226,7 @@ class SageMakerBackend:
 
     def _delete(self, client, handle: dict[str, Any], what: list[str]) -> list[str]:
         """Delete the named resources (endpoint first), each tolerant of 'already gone'."""
-        deleted = []
+        deleted: list[str] = []
         calls = {
             "endpoint": lambda: client.delete_endpoint(EndpointName=handle["endpoint_name"]),
             "endpoint_config": lambda: client.delete_endpoint_config(EndpointConfigName=handle["endpoint_config_name"]),
@@ -218,7 +249,7 @@ class SageMakerBackend:
             raise RuntimeError(f"teardown of {handle['endpoint_name']} incomplete: " + "; ".join(errors))
         return deleted
 
-    def teardown(self, handle: dict[str, Any]) -> dict[str, Any]:
+    def teardown(self, handle: Handle) -> Teardown:
         client = self._client(handle["region"])
         attempts = 0
         while True:  # one retry on a transient API error; "already gone" is never an error
@@ -230,9 +261,11 @@ class SageMakerBackend:
                 if attempts >= 2:
                     raise
                 time.sleep(5)
-        deleted_at = datetime.now(timezone.utc)
-        seconds = (deleted_at - datetime.fromisoformat(handle["deployed_at"])).total_seconds()
-        return {"deleted_at": deleted_at.isoformat(), "endpoint_seconds": seconds}
+        return torn_down(handle["deployed_at"])
+
+    def janitor(self, region: str, now: datetime | None = None) -> list[dict[str, Any]]:
+        self._client(region)  # sets up the default session if none was given
+        return janitor(self.session, region, now=now, endpoint_url=self.endpoint_url)
 
 
 def find_managed(session: Any, region: str, endpoint_url: str | None = None,

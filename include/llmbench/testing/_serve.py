@@ -23,7 +23,7 @@ class BackgroundServer:
             self._loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, self.host, self.port)
             self._loop.run_until_complete(site.start())
-            self.port = site._server.sockets[0].getsockname()[1]
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         except BaseException as e:  # surfaced by start()
             self._error = e
             self._started.set()
@@ -78,7 +78,8 @@ class ServerProcess:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.cmd} exited: {self.proc.stderr.read().decode()[-2000:]}")
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise RuntimeError(f"{self.cmd} exited: {err[-2000:]}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
                 return self

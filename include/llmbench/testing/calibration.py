@@ -67,11 +67,41 @@ async def chat(request: web.Request) -> web.StreamResponse:
 async def _record(request: web.Request) -> web.Response:
     """GET /calibration/record: what the server really did since the last reset, in the same
     metric definitions the client uses: ttft = arrival -> first token written, itl = gaps between
-    tokens written, throughput = tokens / (first arrival -> last token). POST resets it."""
+    tokens written, throughput = tokens / (first arrival -> last token); with ?requests=1 also
+    request by request (record_requests). POST resets it."""
     if request.method == "POST":
         request.app[SENT].clear()
         return web.json_response({"reset": True})
-    return web.json_response(record_summary(request.app[SENT]))
+    return web.json_response(record_response(request.app[SENT], request.query_string))
+
+
+def record_response(sent: list[dict], query: str) -> dict:
+    """GET /calibration/record's answer: record_summary, and with requests=1 in the query string
+    also record_requests as per_request."""
+    out = record_summary(sent)
+    if "requests=1" in query.split("&"):
+        out["per_request"] = record_requests(sent)
+    return out
+
+
+def record_requests(sent: list[dict]) -> list[dict]:
+    """The server's record request by request, in arrival order: arrival_s (the process form: the
+    kernel's receive time of the request's first byte; the aiohttp form: its handler's start) and
+    sent_s (when each token was written). Times are on time.perf_counter's clock, CLOCK_MONOTONIC
+    on Linux and so the same in every process on the machine: a client's send_ns / 1e9 compares
+    with them directly."""
+    return [{"arrival_s": r["arrival"], "sent_s": r["sent"]} for r in sorted(sent, key=lambda r: r["arrival"])]
+
+
+def fetch_record(base_url: str, reset: bool = False) -> dict:
+    """A running calibration server's record with its requests (GET /calibration/record?requests=1),
+    or, reset=True, clear it (POST)."""
+    import urllib.request
+
+    req = urllib.request.Request(base_url + "/calibration/record" + ("" if reset else "?requests=1"),
+                                 method="POST" if reset else "GET", data=b"" if reset else None)
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())
 
 
 def record_summary(sent: list[dict]) -> dict:
@@ -281,7 +311,7 @@ class _Conn:
 
 class CalibrationServer:
     """The calibration schedule on raw sockets: POST /v1/chat/completions (streamed),
-    GET|POST /calibration/record, GET /v1/models, GET /health."""
+    GET|POST /calibration/record[?requests=1], GET /v1/models, GET /health."""
 
     def __init__(self, ttft_ms: float = 100.0, itl_ms: float = 10.0, tokens: int = 256) -> None:
         self.schedule = {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "tokens": tokens}
@@ -311,7 +341,7 @@ class CalibrationServer:
             _Conn(self, sock)
 
     def handle(self, conn: _Conn, method: str, path: str, body: bytes, arrival: float) -> None:
-        path = path.split("?", 1)[0]
+        path, _, query = path.partition("?")
         if method == "POST" and path == "/v1/chat/completions":
             try:
                 req = json.loads(body)
@@ -328,7 +358,7 @@ class CalibrationServer:
                 self.sent.clear()
                 out = {"reset": True}
             else:
-                out = record_summary(self.sent)
+                out = record_response(self.sent, query)
             return conn.respond("200 OK", "application/json", json.dumps(out).encode())
         if method == "GET" and path == "/v1/models":
             return conn.respond("200 OK", "application/json", b'{"data": [{"id": "calibration"}]}')

@@ -6,7 +6,8 @@ POST /endpoints/{name}/invocations-response-stream
   * the body is forwarded to an OpenAI-compatible upstream (llama-server), or, with no upstream,
     answered by the calibration schedule in this same process, which then also serves that schedule
     over plain OpenAI HTTP at /v1/chat/completions: one server, two wire formats, so the client's
-    event-stream path can be compared with its SSE path and nothing else differs;
+    event-stream path can be compared with its SSE path and nothing else differs; both wires'
+    requests go into the calibration record (GET|POST /calibration/record[?requests=1]);
   * every upstream chunk goes back as AWS event-stream PayloadPart frames, split `split` ways, so
     SSE lines span several frames;
   * faults on request: `model_stream_error_after` frames -> a ModelStreamError exception frame;
@@ -25,7 +26,8 @@ import re
 import aiohttp
 from aiohttp import web
 
-from llmbench.sagemaker_stream import EVENTSTREAM, exception_frame, payload_part
+from llmbench.sagemaker_stream import EVENTSTREAM
+from llmbench.testing.eventstream import exception_frame, payload_part
 
 CONFIG = web.AppKey("config", dict)
 STATS = web.AppKey("stats", dict)
@@ -118,10 +120,13 @@ async def invoke_stream(request: web.Request) -> web.StreamResponse:
 
 
 async def _calibrated(request: web.Request, body: bytes, cfg: dict, stats: dict) -> web.StreamResponse:
+    """The calibration schedule over the event-stream wire, recorded in the same server record as
+    the OpenAI route (GET|POST /calibration/record), so each wire's client measurements can be
+    checked against what the server did for that wire's requests."""
     import json
     import time
 
-    from llmbench.testing.calibration import SCHEDULE, scheduled_stream
+    from llmbench.testing.calibration import SCHEDULE, SENT, scheduled_stream
 
     arrival = time.perf_counter()
     resp = web.StreamResponse(headers={"Content-Type": EVENTSTREAM, "X-Amzn-SageMaker-Content-Type": "text/event-stream"})
@@ -133,8 +138,10 @@ async def _calibrated(request: web.Request, body: bytes, cfg: dict, stats: dict)
         await resp.write(b"".join(payload_part(data[i : i + step]) for i in range(0, len(data), step)))
         stats["frames"] += -(-len(data) // step)
 
-    await scheduled_stream(json.loads(body), request.app[SCHEDULE], arrival, write, [])
+    sent: list[float] = []
+    await scheduled_stream(json.loads(body), request.app[SCHEDULE], arrival, write, sent)
     await resp.write_eof()
+    request.app[SENT].append({"arrival": arrival, "sent": sent})
     return resp
 
 

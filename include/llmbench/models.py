@@ -1,0 +1,223 @@
+"""The typed shape of a run, from config to warehouse.
+
+Config sections (what a config file says), and what plan() resolves them into: a `ResolvedTarget`
+per target, carrying its workload, serving, price and backend settings. A target travels between
+Airflow tasks as JSON (XCom); each task validates it back into `ResolvedTarget` once, at its top.
+Backend-specific settings live in the backend's own model (`LocalTarget`, `SageMakerTarget`,
+`OpenAITarget`: a discriminated union on `kind`), so generic code never reads them by name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from llmbench.metrics import Slo
+from llmbench.workload import Workload
+
+
+class _Strict(BaseModel):
+    # Frozen: a planned target is what every task of a run agrees on; nothing edits it on the way.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ValidationSettings(_Strict):
+    max_error_rate: float = Field(0.05, ge=0, le=1)
+
+
+class WarehouseSettings(_Strict):
+    kind: Literal["duckdb", "postgres", "redshift"] = "duckdb"
+    path: str | None = None  # duckdb: default <data folder>/warehouse.duckdb
+    conn_id: str = "llmbench_warehouse"  # postgres / redshift: the Airflow connection to publish through
+
+
+class LocalServing(_Strict):
+    """llama-server knobs. ctx_per_slot is each slot's share of the KV cache (tokens)."""
+
+    kind: Literal["llama-server"] = "llama-server"
+    name: str
+    parallel: int = Field(1, ge=1, le=64)
+    threads: int = Field(2, ge=1)
+    ctx_per_slot: int = Field(1024, ge=128)
+    max_lifetime_s: int = Field(7200, ge=60)  # a server outliving this is killed by its own guard
+    extra_args: list[str] = Field(default_factory=list)  # further llama-server flags, passed as given
+
+
+class VllmServing(_Strict):
+    """The native vLLM SageMaker container: knobs become SM_VLLM_* environment variables."""
+
+    kind: Literal["vllm"]
+    name: str
+    container: str = "vllm-0.15.1"
+    tensor_parallel_size: int = Field(1, ge=1)
+    dtype: str = "auto"
+    quantization: str | None = None  # e.g. fp8; precision decides it when unset
+    max_model_len: int = Field(4096, ge=256)
+    enable_prefix_caching: bool = False
+    enable_chunked_prefill: bool = False
+    max_num_seqs: int = Field(64, ge=1)
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    speculative_config: dict[str, Any] | None = None  # e.g. EAGLE3: {"method": "eagle3", "model": ..., ...}
+    extra_env: dict[str, str] = Field(default_factory=dict)
+
+
+class LmiServing(_Strict):
+    """DJL LMI (v20, async mode): knobs become OPTION_* environment variables."""
+
+    kind: Literal["lmi"]
+    name: str
+    container: str = "djl-lmi-v20"
+    tensor_parallel_degree: int = Field(1, ge=1)
+    dtype: str = "bf16"
+    max_model_len: int = Field(4096, ge=256)
+    max_rolling_batch_size: int = Field(64, ge=1)
+    enable_prefix_caching: bool = False
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    extra_env: dict[str, str] = Field(default_factory=dict)
+
+
+class OpenAIServing(_Strict):
+    """An OpenAI-compatible endpoint that already runs (vLLM on a machine of yours, a gateway):
+    nothing is deployed or torn down. The API key, if any, is the password of an Airflow connection."""
+
+    kind: Literal["openai"]
+    name: str
+    base_url: str = Field(pattern=r"^https?://")  # ends in /v1
+    model_name: str = "default"  # the `model` field of each request
+    api_key_conn_id: str | None = None
+
+
+Serving = Annotated[Union[LocalServing, VllmServing, LmiServing, OpenAIServing], Field(discriminator="kind")]
+
+
+class SageMakerSettings(_Strict):
+    region: str
+    aws_conn_id: str = "aws_default"
+    role_arn: str | None = None  # else the connection's extra `role_arn`
+    endpoint_timeout_s: int = Field(1800, ge=10)  # InService wait (real endpoints: minutes)
+    expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
+    precision_policy: Literal["refuse", "warn"] = "refuse"  # a precision the GPU cannot run natively
+    kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # GPU memory kept free for KV cache
+    instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent endpoints per instance type
+    runtime_url: str | None = None  # override the runtime host (VPC endpoints, tests)
+
+
+KNOWN_REGIONS = {
+    "us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1", "eu-west-1", "eu-west-2", "eu-west-3",
+    "eu-central-1", "eu-north-1", "eu-south-1", "ap-south-1", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
+    "ap-southeast-1", "ap-southeast-2", "sa-east-1", "me-south-1", "af-south-1",
+}
+
+
+# ---- resolved: what plan() hands to the tasks -----------------------------------------------
+
+
+class Price(_Strict):
+    """What one hour of the target costs, where that figure comes from, and as of when."""
+
+    usd_per_hour: float = Field(ge=0)
+    source: str
+    date: str | None = None
+
+
+class ContainerImage(_Strict):
+    """A serving container from the catalog (catalog/instances.yaml `containers`)."""
+
+    kind: str
+    image: str
+    cuda: str
+    gpu_archs: list[str]
+    inference_ami_version: str | None = None
+    source: str | None = None
+
+
+class LocalTarget(_Strict):
+    """llama-server on this machine: nothing beyond its serving knobs."""
+
+    kind: Literal["local"] = "local"
+
+
+class SageMakerTarget(_Strict):
+    """A SageMaker real-time endpoint: the config's sagemaker section and the resolved container."""
+
+    kind: Literal["sagemaker"] = "sagemaker"
+    settings: SageMakerSettings
+    container: ContainerImage
+
+
+class OpenAITarget(_Strict):
+    """An endpoint that already runs; its key (if any) is read from an Airflow connection."""
+
+    kind: Literal["openai"] = "openai"
+    base_url: str
+    model_name: str = "default"
+    api_key_conn_id: str | None = None
+
+
+BackendTarget = Annotated[Union[LocalTarget, SageMakerTarget, OpenAITarget], Field(discriminator="kind")]
+BackendKind = Literal["local", "sagemaker", "openai"]
+BACKEND_KINDS: tuple[str, ...] = ("local", "sagemaker", "openai")
+
+
+class ResolvedTarget(_Strict):
+    """One target of a planned run, self-contained: a task that receives it needs nothing else."""
+
+    run_key: str
+    run_dir: str
+    target_id: str
+    label: str
+    instance_type: str
+    model: str
+    hf_id: str | None
+    precision: str
+    serving: Serving
+    workload: Workload
+    validation: ValidationSettings
+    slo: Slo
+    price: Price
+    backend: BackendTarget
+    region: str
+    tensor_parallel: int = 1
+    roofline_tokens_per_s: float | None = None
+    estimated_endpoint_hours: float
+    estimated_usd: float
+
+    @property
+    def backend_kind(self) -> str:
+        return self.backend.kind
+
+    @property
+    def serving_config(self) -> str:
+        return self.serving.name
+
+    @property
+    def dir(self) -> Path:
+        """This target's raw-results folder under the run folder."""
+        return Path(self.run_dir) / self.target_id
+
+    @classmethod
+    def of(cls, value: "ResolvedTarget | dict[str, Any]") -> "ResolvedTarget":
+        """A target as a task receives it (JSON from XCom, or the model itself)."""
+        return value if isinstance(value, cls) else cls.model_validate(value)
+
+
+class RunPlan(_Strict):
+    """A resolved config + Params: the run key, its folder, and every target (plan.json)."""
+
+    run_key: str
+    run_dir: str
+    config_name: str
+    backends: list[str]
+    logical_date: str
+    planned_at: str
+    warehouse: WarehouseSettings
+    warnings: list[str]
+    estimated_endpoint_hours: float
+    estimated_usd: float
+    targets: list[ResolvedTarget]
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> "RunPlan":
+        return cls.model_validate_json((Path(run_dir) / "plan.json").read_text())

@@ -1,0 +1,88 @@
+"""The request record: one row of requests.jsonl / requests.parquet / the warehouse's `requests`
+table, defined once. Each field declares its Arrow type next to it; the Parquet schema is derived
+from the fields (request_schema), and tests/unit/test_layers.py checks the warehouse table against
+it, so a column cannot be added to one place only.
+
+Imports nothing of llmbench: the record builder process, the load generator and the metrics all
+use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+from typing import Any
+
+
+def _col(arrow: str) -> Any:
+    """A record field and its Arrow type (a key of ARROW_TYPES)."""
+    return field(metadata={"arrow": arrow})
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """One request of a level: what happened (ok, or why not), its raw times (perf_counter_ns
+    clock), and its timings (metrics.request_timings)."""
+
+    concurrency: int = _col("int32")  # closed loop: the level's streams; open loop: its in-flight cap
+    request_index: int = _col("int32")
+    worker: int = _col("int32")  # the stream that sent it; -1 in an open-loop level
+    ok: bool = _col("bool")
+    error_kind: str | None = _col("string")  # metrics.ERROR_KINDS
+    error_detail: str | None = _col("string")
+    http_status: int | None = _col("int32")
+    send_ns: int = _col("int64")
+    first_content_ns: int | None = _col("int64")
+    end_ns: int = _col("int64")
+    send_lag_ms: float = _col("float64")  # how late it went out: the client's own lateness
+    ttft_ms: float | None = _col("float64")
+    e2e_ms: float = _col("float64")
+    tpot_ms: float | None = _col("float64")
+    itl_ms: list[float] = _col("list<float64>")
+    content_chunks: int = _col("int32")
+    output_tokens: int = _col("int32")
+    output_tokens_source: str = _col("string")  # usage | counted
+    output_tokens_counted: int = _col("int32")
+    input_tokens: int | None = _col("int32")
+    finish_reason: str | None = _col("string")
+    repeat: int = _col("int32")
+    arrival_rate_rps: float = _col("float64")  # open loop: the level's Poisson rate; 0: closed loop
+    send_retried: bool = _col("bool")  # sent again on a fresh connection (the reused one had closed)
+
+    def to_row(self) -> dict[str, Any]:
+        """The record as a plain dict, columns in order (a JSON line, a Parquet row)."""
+        return dict(zip(COLUMNS, _values(self), strict=True))
+
+    def values(self) -> tuple[Any, ...]:
+        """The field values in column order: RequestRecord(*values) is the record again (what the
+        record builder process sends back: a tuple pickles smaller and faster than an object)."""
+        return _values(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> RequestRecord:
+        """A record from a dict with every column (a JSON line, a Parquet row); other keys are ignored."""
+        return cls(**{name: row[name] for name in COLUMNS})
+
+
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(RequestRecord))
+_values = attrgetter(*COLUMNS)
+
+
+def request_schema():
+    """The Parquet schema of requests.parquet, from the record's fields (explicit, so every level's
+    batch has the same types whatever its values: a level with no failure still has a string
+    error_kind column)."""
+    import pyarrow as pa
+
+    arrow = {"int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
+             "string": pa.string(), "list<float64>": pa.list_(pa.float64())}
+    return pa.schema([(f.name, arrow[f.metadata["arrow"]]) for f in fields(RequestRecord)])
+
+
+def to_table(records: list[RequestRecord]):
+    """Records as a pyarrow Table of request_schema (column by column: no dict per row)."""
+    import pyarrow as pa
+
+    return pa.Table.from_pydict({name: [getattr(r, name) for r in records] for name in COLUMNS},
+                                schema=request_schema())

@@ -1,0 +1,151 @@
+"""The sweep: a workload's levels, one after another, through the load generator's driver
+(loadgen.run_level), into files. Closed loop: one level per concurrency; open loop (the
+workload's arrival_rates_rps): one level per Poisson arrival rate, each with the in-flight cap
+max_in_flight. Every record is appended to requests.jsonl the moment it completes, so nothing
+measured is lost if the process dies mid-sweep; requests.parquet gets a row group per level and
+levels.parquet (the metric rows, metrics.summarize_level) is rewritten as each level ends.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llmbench import metrics
+from llmbench.backends.base import Endpoint
+from llmbench.loadgen import ClosedLoop, PoissonArrivals, client_processes, run_level, run_level_split, run_loop
+from llmbench.metrics import Slo
+from llmbench.records import RequestRecord, request_schema, to_table
+from llmbench.workload import Workload
+
+ProgressFn = Callable[[str], None]
+
+
+@dataclass
+class SweepResult:
+    requests_path: Path
+    levels_path: Path
+    levels: list[dict[str, Any]]  # the level rows (metrics.summarize_level), as in levels.parquet
+
+
+def _level_args(workload: Workload) -> dict[str, Any]:
+    return dict(
+        input_tokens=workload.input_tokens,  # a number of tokens, or a distribution (workload.sample_length)
+        output_tokens=workload.output_tokens,
+        seed=workload.seed,
+        timeout_s=workload.request_timeout_s,
+        shared_prefix_tokens=workload.shared_prefix_tokens,
+    )
+
+
+def _models(workload: Workload | dict, slo: Slo | dict | None = None) -> tuple[Workload, Slo | None]:
+    # Interim: pipeline.py still hands over its target's workload and SLO as dicts (validated here
+    # once, so the models' defaults stay the only ones).
+    if isinstance(workload, dict):
+        workload = Workload.model_validate(workload)
+    if isinstance(slo, dict):
+        slo = Slo.model_validate(slo)
+    return workload, slo
+
+
+def run_warmup(endpoint: Endpoint, workload: Workload, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Requests whose timings are thrown away: the first requests pay for lazy loading, cache
+    allocation and compilation. Raises if every warm-up request failed: the endpoint is unusable."""
+    workload, _ = _models(workload)
+    n = workload.warmup_requests
+    if n == 0:
+        return {"warmup_requests": 0, "failed": 0}
+    (progress or (lambda _m: None))(f"warm-up: {n} request(s), timings discarded")
+    recs, _ = run_loop(run_level(endpoint, ClosedLoop(1), n_requests=n, first_index=-n, on_record=lambda r: None,
+                                 **_level_args(workload)))
+    failed = [r for r in recs if not r.ok]
+    if len(failed) == n:
+        raise RuntimeError(f"every warm-up request failed; first: {failed[0].error_kind}: {failed[0].error_detail}")
+    return {"warmup_requests": n, "failed": len(failed)}
+
+
+def run_sweep(
+    endpoint: Endpoint,
+    workload: Workload,
+    out_dir: Path,
+    slo: Slo | None = None,
+    progress: ProgressFn | None = None,
+    record_hook: Callable[[RequestRecord], None] | None = None,
+) -> SweepResult:
+    """Every level of the workload (warm-up is run_warmup's job); writes out_dir/requests.jsonl
+    (each record as it completes), requests.parquet (a row group per level, written when the level
+    ends) and levels.parquet (rewritten as each level ends, so a sweep that fails part-way keeps
+    its finished levels). Only the current level's records are held in memory. With an SLO, each
+    level's row carries its goodput. record_hook, if given, sees each record after it was written."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    workload, slo = _models(workload, slo)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda _msg: None)
+    rates = workload.arrival_rates_rps or []
+    levels = [workload.max_in_flight] * len(rates) if rates else list(workload.concurrency)
+    duration_s = workload.level_duration_s
+    # A timed level has no request count; request numbers stay apart across levels all the same.
+    n = None if duration_s else workload.requests_per_level
+    stride = 10**6 if n is None else n
+    repeats = workload.repeats
+    common = _level_args(workload)
+    jsonl_path = out_dir / "requests.jsonl"
+    requests_path = out_dir / "requests.parquet"
+    levels_path = out_dir / "levels.parquet"
+    level_rows: list[dict[str, Any]] = []
+
+    with jsonl_path.open("w") as sink, pq.ParquetWriter(requests_path, request_schema()) as writer:
+
+        def on_record(rec: RequestRecord) -> None:
+            sink.write(json.dumps(rec.to_row()) + "\n")
+            sink.flush()
+            if record_hook is not None:
+                record_hook(rec)
+
+        for li, c in enumerate(levels):
+            rate = rates[li] if rates else None
+            say(f"level {li + 1}/{len(levels)}: " + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, "
+                                                     if rate else f"concurrency {c}, ") +
+                (f"{duration_s:g} s" if duration_s else f"{n} requests"))
+            procs = 1 if rate else client_processes(c, workload.client_processes)
+            recs: list[RequestRecord] = []
+            cpu_s, per_repeat = 0.0, []
+            for rep in range(repeats):  # repeated runs of the level: confidence intervals
+                first = (li * repeats + rep) * stride
+                kwargs = dict(n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s,
+                              repeat=rep, **common)
+                if procs > 1:  # closed loop only; record_hook fires as the merged records are written
+                    r_recs, r_cpu = run_level_split(endpoint, ClosedLoop(c), processes=procs, part_dir=out_dir,
+                                                    **kwargs)
+                else:
+                    schedule = PoissonArrivals.for_level(rate, c, workload.seed, first) if rate else ClosedLoop(c)
+                    r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
+                recs.extend(r_recs)
+                cpu_s += r_cpu
+                per_repeat.append(metrics.summarize_level(r_recs, c))
+            row = metrics.summarize_level(recs, c, slo.ttft_ms if slo else None, slo.tpot_ms if slo else None, cpu_s)
+            row["repeats"] = repeats
+            for metric in ("output_tokens_per_s", "ttft_ms_p50"):
+                row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
+                    [r[metric] for r in per_repeat])
+            row["client_processes"] = procs
+            # open loop: the offered load is the level's key, concurrency its in-flight cap
+            row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+            level_rows.append(row)
+            writer.write_table(to_table(recs))
+            pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
+            say(
+                f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{row['requests_attempted']} ok, "
+                f"{_fmt(row['output_tokens_per_s'])} output tok/s, TTFT p50 {_fmt(row['ttft_ms_p50'])} ms"
+            )
+
+    return SweepResult(requests_path, levels_path, level_rows)
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"

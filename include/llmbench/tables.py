@@ -1,0 +1,193 @@
+"""The run's published tables, built from its raw results (plan.json and each target's folder):
+runs, targets, levels, requests and price_performance, written as Parquet under <run_dir>/tables/.
+Every figure comes from its one definition in llmbench.metrics or llmbench.pricing."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from llmbench import __version__, metrics, pricing
+from llmbench.events import read_events
+from llmbench.models import ResolvedTarget, RunPlan
+
+TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance")
+
+
+def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
+    """One row of `targets`: what was planned, how far it got, what it cost."""
+    events = read_events(target)
+    failed = next((e for e in events if e["status"] == "failed"), None)
+    finished = {e["stage"] for e in events if e["status"] == "succeeded"}
+    d = target.dir
+    validation_passed = None
+    if (d / "validation.json").exists():
+        validation_passed = bool(json.loads((d / "validation.json").read_text())["validation_passed"])
+    endpoint_seconds = None
+    if (d / "teardown.json").exists():
+        endpoint_seconds = json.loads((d / "teardown.json").read_text()).get("endpoint_seconds")
+    if failed is None and not {"sweep", "validate"} <= finished:
+        status, failed_stage, error = "failed", None, "did not run to the end (an upstream task failed or was skipped)"
+    elif failed is not None:
+        status, failed_stage, error = "failed", failed["stage"], failed["error"]
+    else:
+        status, failed_stage, error = "succeeded", None, None
+    usd_h = target.price.usd_per_hour
+    return {
+        "run_key": run.run_key,
+        "target_id": target.target_id,
+        "label": target.label,
+        "backend": target.backend_kind,
+        "instance_type": target.instance_type,
+        "model": target.model,
+        "precision": target.precision,
+        "serving_config": target.serving_config,
+        "serving_json": json.dumps(target.serving.model_dump(mode="json"), sort_keys=True),
+        "workload_json": json.dumps(target.workload.model_dump(mode="json"), sort_keys=True),
+        "usd_per_hour": usd_h,
+        "price_source": target.price.source,
+        "price_date": target.price.date,
+        "status": status,
+        "failed_stage": failed_stage,
+        "error": error,
+        "validation_passed": validation_passed,
+        "endpoint_seconds": endpoint_seconds,
+        "benchmark_cost_usd": pricing.benchmark_cost_usd(usd_h, endpoint_seconds),
+        "raw_dir": str(d),
+    }
+
+
+def price_rows(run: RunPlan, target: ResolvedTarget, level_rows: list[dict[str, Any]],
+               validation_passed: bool | None) -> list[dict[str, Any]]:
+    """One row of `price_performance` per level: the level's figures at the target's price."""
+    usd_h = target.price.usd_per_hour
+    apis = pricing.api_prices()
+    api = apis["apis"][apis["default_api"]]
+    break_even = pricing.break_even_output_tokens_per_s(
+        usd_h, api["usd_per_m_input"], api["usd_per_m_output"], apis["input_tokens_per_output_token"])
+    rows = []
+    for raw in level_rows:
+        # Parquet gives NaN for a metric a level could not have (no successful request): None here.
+        lv = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in raw.items()}
+        out_tps: float | None = lv["output_tokens_per_s"]
+        total_tps = metrics.total_tokens_per_s(lv)
+        decode_per_stream = metrics.decode_tokens_per_s_per_stream(lv["tpot_ms_p50"])
+        rows.append(
+            {
+                "run_key": run.run_key,
+                "target_id": target.target_id,
+                "concurrency": int(lv["concurrency"] or 0),
+                "arrival_rate_rps": float(lv.get("arrival_rate_rps") or 0.0),
+                "load_mode": lv.get("load_mode") or "closed",
+                "logical_date": run.logical_date,
+                "instance_type": target.instance_type,
+                "model": target.model,
+                "serving_config": target.serving_config,
+                "usd_per_hour": usd_h,
+                "price_source": target.price.source,
+                "output_tokens_per_s": out_tps,
+                "requests_per_s": lv["requests_per_s"],
+                "usd_per_m_output_tokens": pricing.usd_per_million_tokens(usd_h, out_tps),
+                "monthly_usd": pricing.monthly_usd(usd_h),
+                "ttft_ms_p50": lv["ttft_ms_p50"],
+                "ttft_ms_p90": lv["ttft_ms_p90"],
+                "tpot_ms_p50": lv["tpot_ms_p50"],
+                "tpot_ms_p90": lv["tpot_ms_p90"],
+                "e2e_ms_p50": lv["e2e_ms_p50"],
+                "error_rate": lv["error_rate"],
+                "meets_slo": metrics.level_meets_slo(lv, target.slo, target.validation.max_error_rate),
+                "validation_passed": validation_passed,
+                "total_tokens_per_s": total_tps,
+                "usd_per_m_total_tokens": pricing.usd_per_million_tokens(usd_h, total_tps),
+                "roofline_tokens_per_s": target.roofline_tokens_per_s,
+                "decode_tokens_per_s_per_stream": decode_per_stream,
+                "roofline_efficiency": metrics.roofline_efficiency(decode_per_stream, target.roofline_tokens_per_s),
+                "break_even_api": apis["default_api"],
+                "break_even_output_tokens_per_s": break_even,
+                "beats_api": bool(out_tps is not None and out_tps >= break_even),
+            }
+        )
+    return rows
+
+
+def build_tables(run_dir: str) -> dict[str, Any]:
+    """Every table of the run, from the raw results and prices; written under <run_dir>/tables/
+    and returned as frames."""
+    import pandas as pd
+
+    run = RunPlan.load(run_dir)
+    targets, levels, requests, prices = [], [], [], []
+    for target in run.targets:
+        row = target_row(run, target)
+        targets.append(row)
+        d = target.dir
+        if not (d / "levels.parquet").exists():
+            continue
+        lv = pd.read_parquet(d / "levels.parquet")
+        rq = pd.read_parquet(d / "requests.parquet")
+        for frame in (lv, rq):
+            frame.insert(0, "target_id", target.target_id)
+            frame.insert(0, "run_key", run.run_key)
+            frame["validation_passed"] = row["validation_passed"]
+        levels.append(lv)
+        requests.append(rq)
+        # Per target, over its closed-loop levels: the knee and how much latency the highest
+        # level costs (an open-loop curve is over arrival rates, not concurrency).
+        level_rows = [r for r in lv.to_dict("records") if not r.get("arrival_rate_rps")]
+        row["knee_concurrency"] = metrics.knee_concurrency(level_rows)
+        row["e2e_ms_p50_degradation"] = metrics.latency_degradation(level_rows)
+        prices.extend(price_rows(run, target, lv.to_dict("records"), row["validation_passed"]))
+
+    pp = pd.DataFrame(prices)
+    if not pp.empty:
+        # Best configuration per model: the cheapest tokens among levels that meet the SLO.
+        ok = pp[pp["meets_slo"] & pp["usd_per_m_output_tokens"].notna()]
+        best = ok.loc[ok.groupby("model")["usd_per_m_output_tokens"].idxmin()] if not ok.empty else ok
+        pp["best_under_slo"] = pp.index.isin(best.index)
+    tdf = pd.DataFrame(targets)
+    failed = int((tdf["status"] == "failed").sum())
+    invalid = int((tdf["validation_passed"] == False).sum())  # noqa: E712 (None is not False)
+    costs = [c for c in tdf["benchmark_cost_usd"] if c is not None and c == c]
+    runs = pd.DataFrame(
+        [
+            {
+                "run_key": run.run_key,
+                "config_name": run.config_name,
+                "logical_date": run.logical_date,
+                "run_dir": run_dir,
+                "report_path": str(Path(run_dir) / "report.html"),
+                "planned_at": run.planned_at,
+                "published_at": datetime.now(timezone.utc).isoformat(),
+                "status": "succeeded" if failed == 0 and invalid == 0 else ("failed" if failed == len(tdf) else "partial"),
+                "targets_planned": len(tdf),
+                "targets_failed": failed,
+                "targets_validation_failed": invalid,
+                "benchmark_cost_usd": sum(costs) if costs else None,
+                "llmbench_version": __version__,
+            }
+        ]
+    )
+    for col in ("planned_at", "published_at"):
+        runs[col] = pd.to_datetime(runs[col], utc=True)
+    tables = Path(run_dir) / "tables"
+    tables.mkdir(exist_ok=True)
+    frames = {
+        "runs": runs,
+        "targets": tdf,
+        "levels": pd.concat(levels, ignore_index=True) if levels else pd.DataFrame(),
+        "requests": pd.concat(requests, ignore_index=True) if requests else pd.DataFrame(),
+        "price_performance": pp,
+    }
+    for name, frame in frames.items():
+        frame.to_parquet(tables / f"{name}.parquet", index=False)
+    return frames
+
+
+def load_tables(run_dir: str) -> dict[str, Any]:
+    """The tables build_tables wrote for this run, as frames."""
+    import pandas as pd
+
+    return {t: pd.read_parquet(Path(run_dir) / "tables" / f"{t}.parquet") for t in TABLE_NAMES}
