@@ -20,12 +20,13 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: help preflight-run preflight-test preflight-fast venv server browser airflow-db run test test-fast bench lock clean
+.PHONY: help preflight-run preflight-test preflight-fast venv server browser airflow-db run test test-fast lint bench lock clean
 help:
 	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
 	@echo "    [WAREHOUSE_CONN=postgres://...] [PARAMS='{\"concurrency\": [1, 2]}']  publish to PostgreSQL; more DAG Params"
 	@echo "make test                                   run the test suite (preflight, build once, then everything)"
-	@echo "make test-fast                              unit + DAG integrity tests only (no server, no build; < 1 min)"
+	@echo "make test-fast                              lint, then unit + DAG integrity tests only (no server, no build; < 1 min)"
+	@echo "make lint                                   ruff (lint + format check) and mypy"
 	@echo "make server                                 build llama-server and unpack the model (once, cached in $(LLMBENCH_CACHE))"
 	@echo "make browser                                install Debian's chromium for the report test (once)"
 	@echo "make bench                                  benchmarks (results in benchmarks/results/)"
@@ -69,8 +70,14 @@ browser:
 test: preflight-test server browser
 	@scripts/test.sh
 
-test-fast: preflight-fast venv
+test-fast: preflight-fast lint
 	@scripts/test.sh -m "not integration" tests/unit tests/dags
+
+# ruff (lint + format check) and mypy over the library, the DAGs and the plugin; part of test-fast and CI.
+lint: venv
+	@$(BIN)/ruff check include/llmbench dags plugins
+	@$(BIN)/ruff format --check --quiet include/llmbench dags plugins || { echo "llmbench: run '$(BIN)/ruff format include/llmbench dags plugins'"; exit 1; }
+	@$(BIN)/mypy
 
 # Benchmarks write benchmarks/results/*.{json,md}; run them on an otherwise idle machine.
 bench: venv

@@ -63,12 +63,20 @@ def _call(step: str, target: dict, *args, platform: bool = True):
     params={
         "config": Param("local", type="string", description="benchmark config: a name under include/config/ or a path"),
         "targets": Param([], type="array", items={"type": "string"}, description="only these target ids (empty: all)"),
-        "concurrency": Param([], type="array", items={"type": "integer", "minimum": 1},
-                             description="concurrency levels (empty: the config's)"),
-        "requests_per_level": Param(None, type=["null", "integer"], minimum=1,
-                                    description="requests per level (empty: the config's)"),
-        "warehouse_conn_id": Param(None, type=["null", "string"],
-                                   description="publish through this Airflow PostgreSQL connection (empty: the config's warehouse)"),
+        "concurrency": Param(
+            [],
+            type="array",
+            items={"type": "integer", "minimum": 1},
+            description="concurrency levels (empty: the config's)",
+        ),
+        "requests_per_level": Param(
+            None, type=["null", "integer"], minimum=1, description="requests per level (empty: the config's)"
+        ),
+        "warehouse_conn_id": Param(
+            None,
+            type=["null", "string"],
+            description="publish through this Airflow PostgreSQL connection (empty: the config's warehouse)",
+        ),
     },
 )
 def llm_benchmark():
@@ -100,8 +108,7 @@ def llm_benchmark():
             # An endpoint takes 5-15 minutes to deploy and may wait for quota: poke, then free the
             # worker slot until the next poke (mode="reschedule"). The timeouts are the config's.
             @setup
-            @task.sensor(pool=pool, poke_interval=60, timeout=6 * 3600, mode="reschedule",
-                         map_index_template=MAP_LABEL)
+            @task.sensor(pool=pool, poke_interval=60, timeout=6 * 3600, mode="reschedule", map_index_template=MAP_LABEL)
             def deploy(target: dict) -> PokeReturnValue:
                 handle = _call("deploy_within_capacity", target)
                 return PokeReturnValue(is_done=handle is not None, xcom_value=handle)
@@ -110,6 +117,7 @@ def llm_benchmark():
             def wait_ready(target: dict, handle: dict) -> bool:
                 return _call("check_ready", target, handle)
         else:
+
             @setup
             @task(**body)
             def deploy(target: dict) -> dict:

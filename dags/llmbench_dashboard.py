@@ -14,8 +14,13 @@ from airflow.sdk import Asset, Param, dag, get_current_context, task
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     tags=["llmbench"],
-    params={"warehouse_conn_id": Param(None, type=["null", "string"],
-                                       description="a PostgreSQL connection; empty: where the triggering run published")},
+    params={
+        "warehouse_conn_id": Param(
+            None,
+            type=["null", "string"],
+            description="a PostgreSQL connection; empty: where the triggering run published",
+        )
+    },
 )
 def llmbench_dashboard():
     @task
@@ -24,8 +29,9 @@ def llmbench_dashboard():
         from llmbench_airflow import published_warehouse
 
         ctx = get_current_context()
-        return warehouse.refresh_summary(published_warehouse(ctx["params"]["warehouse_conn_id"],
-                                                             ctx.get("triggering_asset_events")))
+        return warehouse.refresh_summary(
+            published_warehouse(ctx["params"]["warehouse_conn_id"], ctx.get("triggering_asset_events"))
+        )
 
     refresh_summary()
 

@@ -8,6 +8,7 @@ anything not tagged by llmbench are never touched, so it is safe to run at any t
 from __future__ import annotations
 
 from airflow.sdk import get_current_context, task
+
 from llmbench_airflow import regional_aws_dag
 
 

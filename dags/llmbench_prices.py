@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from airflow.sdk import get_current_context, task
+
 from llmbench_airflow import regional_aws_dag
 
 

@@ -78,7 +78,9 @@ def pricing_session_for(conn_id: str) -> tuple[Any, str | None]:
     from llmbench.prices import PRICING_REGION
 
     hook = _sagemaker_hook(conn_id, PRICING_REGION)
-    return hook.get_session(region_name=PRICING_REGION), hook.conn_config.get_service_endpoint_url(service_name="pricing")
+    return hook.get_session(region_name=PRICING_REGION), hook.conn_config.get_service_endpoint_url(
+        service_name="pricing"
+    )
 
 
 def _sagemaker_hook(conn_id: str, region: str):
@@ -161,8 +163,11 @@ def alert_on_failure(context: dict[str, Any]) -> None:
     exc = context.get("exception")
     alert = {
         "text": f"llmbench: {ti.dag_id}.{ti.task_id} failed in run {ti.run_id}: {type(exc).__name__ if exc else ''}"
-                f" {str(exc)[:500] if exc else ''}".strip(),
-        "dag_id": ti.dag_id, "task_id": ti.task_id, "map_index": ti.map_index, "run_id": ti.run_id,
+        f" {str(exc)[:500] if exc else ''}".strip(),
+        "dag_id": ti.dag_id,
+        "task_id": ti.task_id,
+        "map_index": ti.map_index,
+        "run_id": ti.run_id,
     }
     log = logging.getLogger("llmbench")
     try:
@@ -171,11 +176,17 @@ def alert_on_failure(context: dict[str, Any]) -> None:
         log.error("ALERT %s", alert["text"])
         return
     # host may be the whole webhook URL (JSON connection form), or host/port/schema as in a URI.
-    url: str = conn.host if conn.host and "://" in conn.host else (
-        f"http://{conn.host}" + (f":{conn.port}" if conn.port else "") + (f"/{conn.schema}" if conn.schema else ""))
+    url: str = (
+        conn.host
+        if conn.host and "://" in conn.host
+        else (
+            f"http://{conn.host}" + (f":{conn.port}" if conn.port else "") + (f"/{conn.schema}" if conn.schema else "")
+        )
+    )
     try:
-        req = urllib.request.Request(url, data=json.dumps(alert).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
+        req = urllib.request.Request(
+            url, data=json.dumps(alert).encode(), headers={"Content-Type": "application/json"}, method="POST"
+        )
         urllib.request.urlopen(req, timeout=10).close()
     except Exception as e:  # noqa: BLE001
         log.error("ALERT (not delivered to connection %s: %s) %s", ALERT_CONN_ID, e, alert["text"])

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from llmbench.records import RequestRecord

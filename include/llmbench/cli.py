@@ -15,7 +15,7 @@ import argparse
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,13 +45,34 @@ def _say(msg: str) -> None:
 
 
 LEVEL_COLUMNS = [
-    "arrival_rate_rps", "concurrency", "requests_ok", "requests_failed", "error_rate", "output_tokens_per_s", "requests_per_s",
-    "ttft_ms_p50", "ttft_ms_p99", "itl_ms_mean", "itl_ms_p50", "tpot_ms_p50", "e2e_ms_p50", "achieved_concurrency",
+    "arrival_rate_rps",
+    "concurrency",
+    "requests_ok",
+    "requests_failed",
+    "error_rate",
+    "output_tokens_per_s",
+    "requests_per_s",
+    "ttft_ms_p50",
+    "ttft_ms_p99",
+    "itl_ms_mean",
+    "itl_ms_p50",
+    "tpot_ms_p50",
+    "e2e_ms_p50",
+    "achieved_concurrency",
     "client_cpu_pct",
 ]
 PRICE_COLUMNS = [
-    "target_id", "concurrency", "usd_per_hour", "output_tokens_per_s", "usd_per_m_output_tokens", "ttft_ms_p50",
-    "tpot_ms_p50", "error_rate", "meets_slo", "best_under_slo", "validation_passed",
+    "target_id",
+    "concurrency",
+    "usd_per_hour",
+    "output_tokens_per_s",
+    "usd_per_m_output_tokens",
+    "ttft_ms_p50",
+    "tpot_ms_p50",
+    "error_rate",
+    "meets_slo",
+    "best_under_slo",
+    "validation_passed",
 ]
 
 
@@ -95,9 +116,16 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         flags["arrival_rates_rps"], flags["max_in_flight"] = sorted(set(a.arrival_rates)), a.max_in_flight
     try:
         workload = Workload.model_validate(flags)
-        serving = None if a.backend != "local" else LocalServing(
-            name=f"llama-server-{a.parallel}slots", parallel=a.parallel, threads=a.threads,
-            ctx_per_slot=max(1024, a.input_tokens + a.output_tokens + 64))
+        serving = (
+            None
+            if a.backend != "local"
+            else LocalServing(
+                name=f"llama-server-{a.parallel}slots",
+                parallel=a.parallel,
+                threads=a.threads,
+                ctx_per_slot=max(1024, a.input_tokens + a.output_tokens + 64),
+            )
+        )
     except ValidationError as e:  # one line, naming the flag
         err = e.errors()[0]
         field = str(err["loc"][0]) if err["loc"] else ""
@@ -161,8 +189,13 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
     except ValueError as e:
         print(f"llmbench sweep: {e}", file=sys.stderr)
         return 1
-    endpoint = Endpoint(url=runtime_url(a.region, a.endpoint, a.runtime_url), headers=sagemaker_headers(),
-                        wire="sagemaker", signer=signer, keep_alive=True)
+    endpoint = Endpoint(
+        url=runtime_url(a.region, a.endpoint, a.runtime_url),
+        headers=sagemaker_headers(),
+        wire="sagemaker",
+        signer=signer,
+        keep_alive=True,
+    )
     _say(f"endpoint {endpoint.url}")
     try:
         run_warmup(endpoint, workload, progress=_say)
@@ -193,17 +226,25 @@ def cmd_plan(a: argparse.Namespace) -> int:
         return str(lo) if lo == hi else f"~{length_mean(spec):.0f} ({lo}-{hi})"
 
     prefix = f" + {w.shared_prefix_tokens} shared prefix" if w.shared_prefix_tokens else ""
-    print(f"run key {run.run_key} ({', '.join(run.backends)}): {len(run.targets)} target(s), concurrency "
-          f"{w.concurrency}, {w.requests_per_level} requests/level, {tokens(w.input_tokens)} in{prefix}"
-          f" / {tokens(w.output_tokens)} out; every check passed")
-    print(f"  {'target':<24} {'instance':<16} {'serving':<26} {'prec':<5} {'$/hour':>8} {'roofline tok/s':>14} "
-          f"{'est. hours':>10} {'est. $':>8}")
+    print(
+        f"run key {run.run_key} ({', '.join(run.backends)}): {len(run.targets)} target(s), concurrency "
+        f"{w.concurrency}, {w.requests_per_level} requests/level, {tokens(w.input_tokens)} in{prefix}"
+        f" / {tokens(w.output_tokens)} out; every check passed"
+    )
+    print(
+        f"  {'target':<24} {'instance':<16} {'serving':<26} {'prec':<5} {'$/hour':>8} {'roofline tok/s':>14} "
+        f"{'est. hours':>10} {'est. $':>8}"
+    )
     for t in run.targets:
         roof = f"{t.roofline_tokens_per_s:.0f}" if t.roofline_tokens_per_s else "-"
-        print(f"  {t.target_id:<24} {t.instance_type:<16} {t.serving_config:<26} {t.precision:<5} "
-              f"{t.price.usd_per_hour:>8.4f} {roof:>14} {t.estimated_endpoint_hours:>10.2f} {t.estimated_usd:>8.2f}")
-    print(f"  estimated total: {run.estimated_endpoint_hours:.2f} endpoint-hours, ${run.estimated_usd:.2f} "
-          "(deploy + InService + warm-up + sweep at 60 % of the bandwidth roofline; an estimate, not a quote)")
+        print(
+            f"  {t.target_id:<24} {t.instance_type:<16} {t.serving_config:<26} {t.precision:<5} "
+            f"{t.price.usd_per_hour:>8.4f} {roof:>14} {t.estimated_endpoint_hours:>10.2f} {t.estimated_usd:>8.2f}"
+        )
+    print(
+        f"  estimated total: {run.estimated_endpoint_hours:.2f} endpoint-hours, ${run.estimated_usd:.2f} "
+        "(deploy + InService + warm-up + sweep at 60 % of the bandwidth roofline; an estimate, not a quote)"
+    )
     for warning in run.warnings:
         print(f"  WARNING {warning}")
     return 0
@@ -240,14 +281,20 @@ def cmd_show(a: argparse.Namespace) -> int:
         return 1
     run = runs.iloc[0]
     pp = warehouse.query(
-        "SELECT * FROM llmbench.price_performance WHERE run_key = ? ORDER BY target_id, concurrency", [run_key], target=db
+        "SELECT * FROM llmbench.price_performance WHERE run_key = ? ORDER BY target_id, concurrency",
+        [run_key],
+        target=db,
     )
     targets = warehouse.query(
         "SELECT target_id, status, failed_stage, error, validation_passed, raw_dir FROM llmbench.targets "
-        "WHERE run_key = ? ORDER BY target_id", [run_key], target=db
+        "WHERE run_key = ? ORDER BY target_id",
+        [run_key],
+        target=db,
     )
-    print(f"llmbench run {run_key}: {run['status']} ({run['targets_planned']} targets, "
-          f"{run['targets_failed']} failed, {run['targets_validation_failed']} failed validation)\n")
+    print(
+        f"llmbench run {run_key}: {run['status']} ({run['targets_planned']} targets, "
+        f"{run['targets_failed']} failed, {run['targets_validation_failed']} failed validation)\n"
+    )
     print("price-performance ($ per million output tokens at each concurrency):")
     _print_frame(pp, PRICE_COLUMNS)
     for t in targets.to_dict("records"):
@@ -255,9 +302,12 @@ def cmd_show(a: argparse.Namespace) -> int:
             print(f"\nFAILED {t['target_id']} at {t['failed_stage']}: {t['error']}")
     print(f"\nwarehouse:          {warehouse.redact(db)}")
     print(f"raw results:        {run['run_dir']}")
-    print("validation results: " + ", ".join(
-        str(Path(d) / "validation.json") for d in targets["raw_dir"] if (Path(d) / "validation.json").exists()
-    ))
+    print(
+        "validation results: "
+        + ", ".join(
+            str(Path(d) / "validation.json") for d in targets["raw_dir"] if (Path(d) / "validation.json").exists()
+        )
+    )
     report = Path(run["run_dir"]) / "report.html"
     if report.exists():
         print(f"report:             {report}")
@@ -304,8 +354,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=int, default=2, help="llama-server threads (backend local)")
     s.add_argument("--concurrency", type=_ints, default=[1, 2, 4, 8])
     s.add_argument("--requests-per-level", type=int, default=16)
-    s.add_argument("--arrival-rates", type=_floats, default=None,
-                   help="open loop instead: Poisson arrival rates, requests/s, one level each (e.g. 0.5,1,2)")
+    s.add_argument(
+        "--arrival-rates",
+        type=_floats,
+        default=None,
+        help="open loop instead: Poisson arrival rates, requests/s, one level each (e.g. 0.5,1,2)",
+    )
     s.add_argument("--max-in-flight", type=int, default=256, help="open loop: requests in flight at most")
     s.add_argument("--input-tokens", type=int, default=256)
     s.add_argument("--output-tokens", type=int, default=64)
@@ -326,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="print a published run's price-performance and where its files are")
     sh.add_argument("--run-key")
     sh.add_argument("--config")
-    sh.add_argument("--date", default=datetime.now(timezone.utc).date().isoformat())
+    sh.add_argument("--date", default=datetime.now(UTC).date().isoformat())
     sh.add_argument("--warehouse", help="a DuckDB file (default .llmbench/warehouse.duckdb) or a postgresql:// DSN")
     sh.set_defaults(func=cmd_show)
 

@@ -8,9 +8,8 @@ the allowed values, before any endpoint exists.
 
 from __future__ import annotations
 
-import json
 import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +22,7 @@ from llmbench.models import (
     KNOWN_REGIONS,
     BackendTarget,
     ContainerImage,
+    LmiServing,
     LocalServing,
     LocalTarget,
     OpenAIServing,
@@ -34,7 +34,6 @@ from llmbench.models import (
     SageMakerTarget,
     Serving,
     ValidationSettings,
-    LmiServing,
     VllmServing,
     WarehouseSettings,
 )
@@ -82,7 +81,7 @@ class BenchmarkConfig(_Strict):
     targets: list[TargetSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> "BenchmarkConfig":
+    def _unique_ids(self) -> BenchmarkConfig:
         ids = [t.id for t in self.targets]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
@@ -90,19 +89,24 @@ class BenchmarkConfig(_Strict):
         want = SERVING_KINDS[self.backend]
         for t in self.targets:
             if t.serving.kind not in want:
-                raise ValueError(f"targets[{t.id}].serving.kind {t.serving.kind!r} does not run on backend "
-                                 f"{self.backend!r}; allowed: {want}")
+                raise ValueError(
+                    f"targets[{t.id}].serving.kind {t.serving.kind!r} does not run on backend "
+                    f"{self.backend!r}; allowed: {want}"
+                )
         if self.backend == "sagemaker":
             if self.sagemaker is None:
                 raise ValueError("backend sagemaker needs a `sagemaker:` section (region, role_arn or aws_conn_id)")
             if self.sagemaker.region not in KNOWN_REGIONS:
-                raise ValueError(f"sagemaker.region: unknown region {self.sagemaker.region!r}; allowed: "
-                                 f"{sorted(KNOWN_REGIONS)}")
+                raise ValueError(
+                    f"sagemaker.region: unknown region {self.sagemaker.region!r}; allowed: {sorted(KNOWN_REGIONS)}"
+                )
         if self.backend == "openai":
             unpriced = [t.id for t in self.targets if t.usd_per_hour is None]
             if unpriced:
-                raise ValueError(f"targets{unpriced}.usd_per_hour: an openai target needs its $/hour (nothing "
-                                 "in the catalog prices an endpoint you run yourself)")
+                raise ValueError(
+                    f"targets{unpriced}.usd_per_hour: an openai target needs its $/hour (nothing "
+                    "in the catalog prices an endpoint you run yourself)"
+                )
         return self
 
 
@@ -154,8 +158,12 @@ def load_catalogs() -> dict[str, Any]:
     """instances, models, containers and native_precisions, from catalog/*.yaml."""
     inst = yaml.safe_load((paths.CATALOG_DIR / "instances.yaml").read_text())
     models = yaml.safe_load((paths.CATALOG_DIR / "models.yaml").read_text())["models"]
-    return {"instances": inst["instances"], "models": models, "containers": inst["containers"],
-            "native_precisions": inst["native_precisions"]}
+    return {
+        "instances": inst["instances"],
+        "models": models,
+        "containers": inst["containers"],
+        "native_precisions": inst["native_precisions"],
+    }
 
 
 def make_run_key(config_name: str, logical_date: date | datetime | str) -> str:
@@ -214,7 +222,8 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
     inst, model = instances[t.instance_type], models[t.model]
     if t.precision not in model["bytes_per_param"]:
         raise ConfigError(
-            f"{where}.precision: {t.precision!r} not in the catalog for {t.model}; allowed: {sorted(model['bytes_per_param'])}"
+            f"{where}.precision: {t.precision!r} not in the catalog for {t.model}; "
+            f"allowed: {sorted(model['bytes_per_param'])}"
         )
     w = cfg.workload
     need = _longest(w.input_tokens) + w.shared_prefix_tokens + _longest(w.output_tokens)
@@ -232,32 +241,46 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
         sm = cfg.sagemaker
         region = sm.region
         if s.max_model_len > model["context_length"]:
-            raise ConfigError(f"{where}.serving.max_model_len: {s.max_model_len} exceeds {t.model}'s context "
-                              f"length {model['context_length']}")
+            raise ConfigError(
+                f"{where}.serving.max_model_len: {s.max_model_len} exceeds {t.model}'s context "
+                f"length {model['context_length']}"
+            )
         if need > s.max_model_len:
-            raise ConfigError(f"{where}.serving.max_model_len: prefix + input + output tokens ({need}) exceed "
-                              f"max_model_len ({s.max_model_len})")
+            raise ConfigError(
+                f"{where}.serving.max_model_len: prefix + input + output tokens ({need}) exceed "
+                f"max_model_len ({s.max_model_len})"
+            )
         if s.container not in containers:
             raise ConfigError(f"{where}.serving.container: unknown {s.container!r}; allowed: {sorted(containers)}")
         ctr = containers[s.container]
         if ctr["kind"] != s.kind:
-            raise ConfigError(f"{where}.serving.container: {s.container!r} is a {ctr['kind']} container, "
-                              f"not {s.kind}; allowed: {sorted(k for k, c in containers.items() if c['kind'] == s.kind)}")
+            raise ConfigError(
+                f"{where}.serving.container: {s.container!r} is a {ctr['kind']} container, "
+                f"not {s.kind}; allowed: {sorted(k for k, c in containers.items() if c['kind'] == s.kind)}"
+            )
         arch = inst["gpu_arch"]
         if _version(ctr["cuda"]) < _version(inst["min_cuda"]):
-            raise ConfigError(f"{where}.serving.container: {s.container} ships CUDA {ctr['cuda']} but "
-                              f"{t.instance_type} ({inst['gpu']}, {arch}) needs CUDA {inst['min_cuda']}+")
+            raise ConfigError(
+                f"{where}.serving.container: {s.container} ships CUDA {ctr['cuda']} but "
+                f"{t.instance_type} ({inst['gpu']}, {arch}) needs CUDA {inst['min_cuda']}+"
+            )
         if arch not in ctr["gpu_archs"]:
-            raise ConfigError(f"{where}.serving.container: {s.container} does not run on {arch} GPUs "
-                              f"({t.instance_type}); allowed architectures: {ctr['gpu_archs']}")
+            raise ConfigError(
+                f"{where}.serving.container: {s.container} does not run on {arch} GPUs "
+                f"({t.instance_type}); allowed architectures: {ctr['gpu_archs']}"
+            )
         tp = s.tensor_parallel_size if isinstance(s, VllmServing) else s.tensor_parallel_degree
         if tp > inst["gpu_count"]:
-            raise ConfigError(f"{where}.serving: tensor parallel degree {tp} exceeds the {inst['gpu_count']} "
-                              f"GPU(s) of {t.instance_type}")
+            raise ConfigError(
+                f"{where}.serving: tensor parallel degree {tp} exceeds the {inst['gpu_count']} "
+                f"GPU(s) of {t.instance_type}"
+            )
         native = cat["native_precisions"][arch]
         if t.precision not in native:
-            msg = (f"{where}.precision: {t.precision} is not native on {arch} ({inst['gpu']}); it would be "
-                   f"emulated or widened; native: {native}")
+            msg = (
+                f"{where}.precision: {t.precision} is not native on {arch} ({inst['gpu']}); it would be "
+                f"emulated or widened; native: {native}"
+            )
             if sm.precision_policy == "refuse":
                 raise ConfigError(msg + " (set sagemaker.precision_policy: warn to run it anyway)")
             warnings.append(msg)
@@ -276,27 +299,34 @@ def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> t
     if t.usd_per_hour is not None:
         price = Price(usd_per_hour=t.usd_per_hour, source="config")
     elif api_price is not None:  # refreshed from the AWS Pricing API (llmbench_prices DAG)
-        price = Price(usd_per_hour=api_price["usd_per_hour"],
-                      source=f"AWS Pricing API ({SERVICE_CODE} hosting, sku {api_price.get('sku')})",
-                      date=api_price["fetched_at"][:10])
+        price = Price(
+            usd_per_hour=api_price["usd_per_hour"],
+            source=f"AWS Pricing API ({SERVICE_CODE} hosting, sku {api_price.get('sku')})",
+            date=api_price["fetched_at"][:10],
+        )
     else:
         usd_per_hour = (inst.get("usd_per_hour") or {}).get(region)
         if usd_per_hour is None:
-            raise ConfigError(f"{where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
-                              f"usd_per_hour on the target or refresh prices (DAG llmbench_prices) (priced regions: "
-                              f"{sorted(inst.get('usd_per_hour') or {})})")
+            raise ConfigError(
+                f"{where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
+                f"usd_per_hour on the target or refresh prices (DAG llmbench_prices) (priced regions: "
+                f"{sorted(inst.get('usd_per_hour') or {})})"
+            )
         price = Price(usd_per_hour=float(usd_per_hour), source=inst["price_source"], date=str(inst["price_date"]))
     backend: BackendTarget
     if isinstance(s, (VllmServing, LmiServing)) and cfg.sagemaker is not None:
-        backend = SageMakerTarget(settings=cfg.sagemaker, container=ContainerImage.model_validate(containers[s.container]))
+        backend = SageMakerTarget(
+            settings=cfg.sagemaker, container=ContainerImage.model_validate(containers[s.container])
+        )
     else:
         backend = LocalTarget()
     roof = roofline_tokens_per_s(inst, model, t.precision, tp)
     return _resolved(cfg, region, price, backend, tp, roof), warnings
 
 
-def _check_openai_target(cfg: BenchmarkConfig, t: TargetSpec, s: OpenAIServing,
-                         cat: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _check_openai_target(
+    cfg: BenchmarkConfig, t: TargetSpec, s: OpenAIServing, cat: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
     """An endpoint that already runs: no catalog check of its hardware (it may be anything); its
     $/hour comes from the config (BenchmarkConfig requires it)."""
     price = Price(usd_per_hour=float(t.usd_per_hour or 0.0), source="config")
@@ -304,8 +334,9 @@ def _check_openai_target(cfg: BenchmarkConfig, t: TargetSpec, s: OpenAIServing,
     return _resolved(cfg, "external", price, backend, 1, None), []
 
 
-def _resolved(cfg: BenchmarkConfig, region: str, price: Price, backend: BackendTarget, tp: int,
-              roof: float | None) -> dict[str, Any]:
+def _resolved(
+    cfg: BenchmarkConfig, region: str, price: Price, backend: BackendTarget, tp: int, roof: float | None
+) -> dict[str, Any]:
     """The resolved fields every backend shares, with the plan's estimate of endpoint time."""
     w = cfg.workload
     # Estimate: each level runs ceil(n / c) rounds of one request at a fraction of the roofline.
@@ -313,16 +344,28 @@ def _resolved(cfg: BenchmarkConfig, region: str, price: Price, backend: BackendT
     out_mean = length_mean(w.output_tokens)
     if w.arrival_rates_rps:  # open loop: n arrivals at rate r take n / r, plus the last one's answer
         n_levels = len(w.arrival_rates_rps)
-        sweep_s = w.repeats * (w.level_duration_s * n_levels if w.level_duration_s else
-                               sum(w.requests_per_level / r + out_mean / single_tps for r in w.arrival_rates_rps))
+        sweep_s = w.repeats * (
+            w.level_duration_s * n_levels
+            if w.level_duration_s
+            else sum(w.requests_per_level / r + out_mean / single_tps for r in w.arrival_rates_rps)
+        )
     else:
-        sweep_s = w.repeats * (w.level_duration_s * len(w.concurrency) if w.level_duration_s else
-                               sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency))
+        sweep_s = w.repeats * (
+            w.level_duration_s * len(w.concurrency)
+            if w.level_duration_s
+            else sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency)
+        )
     sweep_s += w.warmup_requests * out_mean / single_tps
     hours = DEPLOY_OVERHEAD_MIN[cfg.backend] / 60 + sweep_s / 3600
-    return {"region": region, "price": price, "backend": backend, "tensor_parallel": tp,
-            "roofline_tokens_per_s": roof, "estimated_endpoint_hours": hours,
-            "estimated_usd": hours * price.usd_per_hour}
+    return {
+        "region": region,
+        "price": price,
+        "backend": backend,
+        "tensor_parallel": tp,
+        "roofline_tokens_per_s": roof,
+        "estimated_endpoint_hours": hours,
+        "estimated_usd": hours * price.usd_per_hour,
+    }
 
 
 def plan(
@@ -341,7 +384,7 @@ def plan(
     run_key = make_run_key(cfg.name, logical_date)
     # Each attempt at a run key gets its own folder, so re-running a date never overwrites
     # what an earlier attempt measured; the warehouse keeps only the latest publish.
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     run_dir = (runs_root or paths.runs_dir()) / run_key / stamp
     targets: list[ResolvedTarget] = []
     warnings: list[str] = []
@@ -351,28 +394,30 @@ def plan(
         else:
             resolved, warn = _check_target(cfg, t, cat)
         warnings.extend(warn)
-        targets.append(ResolvedTarget(
-            run_key=run_key,
-            run_dir=str(run_dir),
-            target_id=t.id,
-            label=f"{t.instance_type} / {t.model} / {t.serving.name}",
-            instance_type=t.instance_type,
-            model=t.model,
-            hf_id=(cat["models"].get(t.model) or {}).get("hf_id"),
-            precision=t.precision,
-            serving=t.serving,
-            workload=cfg.workload,
-            validation=cfg.validation,
-            slo=cfg.slo,
-            **resolved,
-        ))
+        targets.append(
+            ResolvedTarget(
+                run_key=run_key,
+                run_dir=str(run_dir),
+                target_id=t.id,
+                label=f"{t.instance_type} / {t.model} / {t.serving.name}",
+                instance_type=t.instance_type,
+                model=t.model,
+                hf_id=(cat["models"].get(t.model) or {}).get("hf_id"),
+                precision=t.precision,
+                serving=t.serving,
+                workload=cfg.workload,
+                validation=cfg.validation,
+                slo=cfg.slo,
+                **resolved,
+            )
+        )
     run = RunPlan(
         run_key=run_key,
         run_dir=str(run_dir),
         config_name=cfg.name,
         backends=sorted({t.backend_kind for t in targets}),
         logical_date=str(logical_date)[:10],
-        planned_at=datetime.now(timezone.utc).isoformat(),
+        planned_at=datetime.now(UTC).isoformat(),
         warehouse=cfg.warehouse,
         warnings=warnings,
         estimated_endpoint_hours=sum(t.estimated_endpoint_hours for t in targets),

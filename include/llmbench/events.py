@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 from llmbench import chaos
 from llmbench.models import ResolvedTarget
@@ -17,14 +18,15 @@ STAGES = ("deploy", "wait_ready", "warm_up", "sweep", "validate", "teardown")
 
 def record_event(target: ResolvedTarget, stage_name: str, status: str, **extra: Any) -> None:
     target.dir.mkdir(parents=True, exist_ok=True)
-    at = datetime.now(timezone.utc).isoformat()
+    at = datetime.now(UTC).isoformat()
     with (target.dir / "events.jsonl").open("a") as f:
         f.write(json.dumps({"stage": stage_name, "status": status, "at": at, **extra}) + "\n")
 
 
 def record_failure(target: ResolvedTarget, stage_name: str, e: BaseException) -> None:
-    record_event(target, stage_name, "failed", error=f"{type(e).__name__}: {e}"[:2000],
-                 traceback=traceback.format_exc()[-4000:])
+    record_event(
+        target, stage_name, "failed", error=f"{type(e).__name__}: {e}"[:2000], traceback=traceback.format_exc()[-4000:]
+    )
 
 
 @contextmanager

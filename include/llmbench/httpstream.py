@@ -52,16 +52,20 @@ class Target:
     host_header: str
 
     @classmethod
-    def parse(cls, url: str) -> "Target":
+    def parse(cls, url: str) -> Target:
         u = urlsplit(url)
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
         secure = u.scheme == "https"
         port = u.port or (443 if secure else 80)
         default_port = (secure and port == 443) or (not secure and port == 80)
-        return cls(u.hostname, port, (u.path or "/") + (f"?{u.query}" if u.query else ""),
-                   ssl.create_default_context() if secure else None,
-                   u.hostname if default_port else f"{u.hostname}:{port}")
+        return cls(
+            u.hostname,
+            port,
+            (u.path or "/") + (f"?{u.query}" if u.query else ""),
+            ssl.create_default_context() if secure else None,
+            u.hostname if default_port else f"{u.hostname}:{port}",
+        )
 
 
 def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
@@ -108,7 +112,7 @@ def dechunk(pieces: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], b
                     if got:
                         out.append((t_ns, b"".join(got)))
                     return out, True, None  # trailers, if any, carry nothing we measure
-                buf, need = buf[eol + 2:], size
+                buf, need = buf[eol + 2 :], size
             elif need == -2:
                 if len(buf) < 2:
                     break
@@ -120,7 +124,7 @@ def dechunk(pieces: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], b
                     break
                 take = buf[:need]
                 got.append(take)
-                buf, need = buf[len(take):], need - len(take)
+                buf, need = buf[len(take) :], need - len(take)
                 if need == 0:
                     need = -2
         if got:
@@ -140,8 +144,8 @@ def decode_response(reads: list[tuple[int, bytes]]) -> Response:
             status, headers = _parse_head(raw[:end])
         except ValueError as e:
             return Response(None, {}, [], False, str(e))
-        rest = raw[end + 4:]
-        body_reads = ([(t_ns, rest)] if rest else []) + reads[i + 1:]
+        rest = raw[end + 4 :]
+        body_reads = ([(t_ns, rest)] if rest else []) + reads[i + 1 :]
         kind, length = _framing(headers)
         if kind == "chunked":
             body, complete, error = dechunk(body_reads)
@@ -209,8 +213,12 @@ class _Reads:
         kind, length = self._framing
         if kind == "length":
             return self._body_bytes >= length
-        return (kind == "chunked" and self._body_bytes > 0 and data.endswith(b"\r\n\r\n")
-                and decode_response(self.reads).complete)
+        return (
+            kind == "chunked"
+            and self._body_bytes > 0
+            and data.endswith(b"\r\n\r\n")
+            and decode_response(self.reads).complete
+        )
 
 
 class _Stream(_Reads, asyncio.Protocol):
@@ -323,8 +331,9 @@ class StreamClient:
         loop = asyncio.get_running_loop()
         t = self.target
         if t.ssl is not None or not hasattr(socket, "SO_TIMESTAMPNS"):
-            _, stream = await loop.create_connection(_Stream, t.host, t.port, ssl=t.ssl,
-                                                     server_hostname=t.host if t.ssl else None)
+            _, stream = await loop.create_connection(
+                _Stream, t.host, t.port, ssl=t.ssl, server_hostname=t.host if t.ssl else None
+            )
             return stream
         infos = await loop.getaddrinfo(t.host, t.port, type=socket.SOCK_STREAM)
         family, kind, proto_no, _, addr = infos[0]
@@ -348,7 +357,9 @@ class StreamClient:
         head.append("Connection: " + ("keep-alive" if self.keep_alive else "close"))
         return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
-    async def post(self, body: bytes, headers: dict[str, str]) -> tuple[int, int, list[tuple[int, bytes]], Exception | None]:
+    async def post(
+        self, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, int, list[tuple[int, bytes]], Exception | None]:
         """Send one request and wait for its response to end. Returns (send_ns, end_ns, reads,
         how the connection ended early or None). Raises OSError when no connection can be made.
         Cancelled (a timeout), it aborts the connection; `sent_ns` and `reads` then say what the

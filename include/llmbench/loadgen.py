@@ -119,7 +119,14 @@ async def send_one(
     except TimeoutError:
         now = time.perf_counter_ns()
         resp = decode_response(client.reads)
-        return (client.sent_ns or now), now, resp.status, resp.body, "timeout", f"no complete response within {timeout_s}s"
+        return (
+            (client.sent_ns or now),
+            now,
+            resp.status,
+            resp.body,
+            "timeout",
+            f"no complete response within {timeout_s}s",
+        )
     except (OSError, ssl.SSLError) as e:  # no connection could be made
         now = time.perf_counter_ns()
         return now, now, None, [], "connection", f"{type(e).__name__}: {e}"[:300]
@@ -165,8 +172,13 @@ async def run_level(
 
     def body(i: int) -> bytes:
         idx = first_index + i
-        prompt = make_prompt(seed, idx, sample_length(input_tokens, seed, idx, "input"),
-                             sample_length(output_tokens, seed, idx, "output"), shared_prefix_tokens)
+        prompt = make_prompt(
+            seed,
+            idx,
+            sample_length(input_tokens, seed, idx, "input"),
+            sample_length(output_tokens, seed, idx, "output"),
+            shared_prefix_tokens,
+        )
         return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
 
     # A count-bounded level in one process builds its bodies before the clock starts; a timed
@@ -204,8 +216,9 @@ async def run_level(
                         return
                     i = take()
                     offset_s = next(arrivals)
-                    if ((n_requests is not None and i >= n_requests)
-                            or (duration_s is not None and offset_s >= duration_s)):
+                    if (n_requests is not None and i >= n_requests) or (
+                        duration_s is not None and offset_s >= duration_s
+                    ):
                         over = True
                         return
                     due_ns = t0_ns + int(offset_s * 1e9)
@@ -220,23 +233,25 @@ async def run_level(
                 opened.append(client)
             send_ns, end_ns, status, lines, kind, detail = await send_one(client, endpoint, payload, timeout_s)
             # The record is built in the helper process; the stream goes on at once.
-            builder.submit(dict(
-                concurrency=concurrency,
-                request_index=first_index + i,
-                worker=worker,
-                send_ns=send_ns,
-                end_ns=end_ns,
-                # waiting on the client itself; connecting is the server's (or network's) time
-                send_lag_ns=max(0, send_ns - due_ns - client.connect_ns),
-                http_status=status,
-                lines=lines,
-                error_kind=kind,
-                error_detail=detail,
-                wire=endpoint.wire,
-                repeat=repeat,
-                arrival_rate_rps=rate,
-                send_retried=client.resent_last,
-            ))
+            builder.submit(
+                dict(
+                    concurrency=concurrency,
+                    request_index=first_index + i,
+                    worker=worker,
+                    send_ns=send_ns,
+                    end_ns=end_ns,
+                    # waiting on the client itself; connecting is the server's (or network's) time
+                    send_lag_ns=max(0, send_ns - due_ns - client.connect_ns),
+                    http_status=status,
+                    lines=lines,
+                    error_kind=kind,
+                    error_detail=detail,
+                    wire=endpoint.wire,
+                    repeat=repeat,
+                    arrival_rate_rps=rate,
+                    send_retried=client.resent_last,
+                )
+            )
             idle.append(client)
 
     async def drive(builder: RecordBuilder) -> None:
@@ -318,8 +333,17 @@ def client_processes(concurrency: int, configured: int | None = None) -> int:
     return max(1, min(cores, -(-concurrency // STREAMS_PER_PROCESS), concurrency))
 
 
-def _child_level(endpoint: Endpoint, level_kwargs: dict[str, Any], concurrency: int, worker_offset: int,
-                 counter, ready, go, results, part_path: str) -> None:
+def _child_level(
+    endpoint: Endpoint,
+    level_kwargs: dict[str, Any],
+    concurrency: int,
+    worker_offset: int,
+    counter,
+    ready,
+    go,
+    results,
+    part_path: str,
+) -> None:
     """One process's share of a split level: its own event loop and connections, the request
     numbers taken from the shared counter, each record appended to its own part file as it
     completes; the records and CPU time go back to the parent."""
@@ -333,21 +357,37 @@ def _child_level(endpoint: Endpoint, level_kwargs: dict[str, Any], concurrency: 
 
     try:
         with open(part_path, "w") as sink:
+
             def on_record(rec: RequestRecord) -> None:
                 sink.write(json.dumps(rec.to_row()) + "\n")
                 sink.flush()
 
             ready.release()
             go.wait()
-            recs, cpu_s = run_loop(run_level(endpoint, ClosedLoop(concurrency), on_record=on_record,
-                                             next_index=take, worker_offset=worker_offset, **level_kwargs))
+            recs, cpu_s = run_loop(
+                run_level(
+                    endpoint,
+                    ClosedLoop(concurrency),
+                    on_record=on_record,
+                    next_index=take,
+                    worker_offset=worker_offset,
+                    **level_kwargs,
+                )
+            )
         results.put(pickle.dumps(([r.values() for r in recs], cpu_s, None)))
     except BaseException as e:  # noqa: BLE001 (reported to the parent, which raises)
         results.put(pickle.dumps(([], 0.0, f"{type(e).__name__}: {e}")))
 
 
-def run_level_split(endpoint: Endpoint, schedule: ClosedLoop, *, processes: int, on_record: OnRecord,
-                    part_dir: Path, **level_kwargs: Any) -> tuple[list[RequestRecord], float]:
+def run_level_split(
+    endpoint: Endpoint,
+    schedule: ClosedLoop,
+    *,
+    processes: int,
+    on_record: OnRecord,
+    part_dir: Path,
+    **level_kwargs: Any,
+) -> tuple[list[RequestRecord], float]:
     """One closed-loop level driven by `processes` processes (each with its own event loop and a
     share of the streams), so the client is not held to one core. All start together (a barrier),
     take request numbers from one shared counter, and stamp time with the same system-wide
@@ -367,8 +407,13 @@ def run_level_split(endpoint: Endpoint, schedule: ClosedLoop, *, processes: int,
     children = []
     offset = 0
     for k, share in enumerate(shares):
-        children.append(ctx.Process(target=_child_level, args=(endpoint, level_kwargs, share, offset, counter, ready,
-                                                              go, results, str(parts[k])), daemon=True))
+        children.append(
+            ctx.Process(
+                target=_child_level,
+                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(parts[k])),
+                daemon=True,
+            )
+        )
         offset += share
     for c in children:
         c.start()

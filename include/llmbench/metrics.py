@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -49,16 +50,14 @@ class Slo(BaseModel):
     tpot_ms: float = Field(100, gt=0)
 
 
-def request_timings(
-    send_ns: int, content_ns: Sequence[int], end_ns: int, output_tokens: int
-) -> dict[str, Any]:
+def request_timings(send_ns: int, content_ns: Sequence[int], end_ns: int, output_tokens: int) -> dict[str, Any]:
     """ttft_ms: send -> first content chunk; itl_ms: every gap between consecutive content chunks;
     e2e_ms: send -> last byte; tpot_ms: (e2e - ttft) / (output_tokens - 1), None for one token."""
     e2e_ms = (end_ns - send_ns) / NS_PER_MS
     if not content_ns:
         return {"ttft_ms": None, "itl_ms": [], "tpot_ms": None, "e2e_ms": e2e_ms}
     ttft_ms = (content_ns[0] - send_ns) / NS_PER_MS
-    itl_ms = [(b - a) / NS_PER_MS for a, b in zip(content_ns, content_ns[1:])]
+    itl_ms = [(b - a) / NS_PER_MS for a, b in zip(content_ns, content_ns[1:], strict=False)]
     tpot_ms = (e2e_ms - ttft_ms) / (output_tokens - 1) if output_tokens > 1 else None
     return {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
 
@@ -92,8 +91,7 @@ def summarize_level(
     attempted = len(records)
     ok = [r for r in records if r.ok]
     failed = attempted - len(ok)
-    window_s = sum((max(r.end_ns for r in rep) - min(r.send_ns for r in rep)) / 1e9
-                   for rep in _by_repeat(records))
+    window_s = sum((max(r.end_ns for r in rep) - min(r.send_ns for r in rep)) / 1e9 for rep in _by_repeat(records))
     out_tokens = sum(r.output_tokens for r in ok)
     busy_s = sum((r.end_ns - r.send_ns) / 1e9 for r in records)
 
@@ -164,15 +162,20 @@ def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
         window_s += (end_ns - start_ns) / 1e9
     if window_s <= 0:
         return dict.fromkeys(keys)
-    return {"steady_window_s": window_s, "steady_requests": len(inside),
-            "steady_output_tokens_per_s": tokens / window_s,
-            "steady_ttft_ms_p50": distribution((r.ttft_ms for r in inside), "ttft_ms")["ttft_ms_p50"]}
+    return {
+        "steady_window_s": window_s,
+        "steady_requests": len(inside),
+        "steady_output_tokens_per_s": tokens / window_s,
+        "steady_ttft_ms_p50": distribution((r.ttft_ms for r in inside), "ttft_ms")["ttft_ms_p50"],
+    }
 
 
 def client_saturated(client_cpu_pct: float | None, send_lag_ms_p99: float | None) -> bool:
     """True when the load generator, not the server, may have set the pace of a level."""
-    return bool((client_cpu_pct is not None and client_cpu_pct >= CLIENT_CPU_SATURATED_PCT)
-                or (send_lag_ms_p99 is not None and send_lag_ms_p99 > SEND_LAG_SATURATED_MS_P99))
+    return bool(
+        (client_cpu_pct is not None and client_cpu_pct >= CLIENT_CPU_SATURATED_PCT)
+        or (send_lag_ms_p99 is not None and send_lag_ms_p99 > SEND_LAG_SATURATED_MS_P99)
+    )
 
 
 def meets_slo(record: RequestRecord, slo_ttft_ms: float, slo_tpot_ms: float) -> bool:
@@ -189,8 +192,11 @@ def meets_slo(record: RequestRecord, slo_ttft_ms: float, slo_tpot_ms: float) -> 
 def knee_concurrency(levels: Sequence[dict[str, Any]], fraction: float = 0.9) -> int | None:
     """The knee of the latency-throughput curve: the lowest concurrency that reaches `fraction` of
     the best output throughput. Beyond it, more concurrency buys mostly latency."""
-    rated = [(lv["concurrency"], lv["output_tokens_per_s"]) for lv in levels
-             if lv.get("output_tokens_per_s") is not None and lv["output_tokens_per_s"] == lv["output_tokens_per_s"]]
+    rated = [
+        (lv["concurrency"], lv["output_tokens_per_s"])
+        for lv in levels
+        if lv.get("output_tokens_per_s") is not None and lv["output_tokens_per_s"] == lv["output_tokens_per_s"]
+    ]
     if not rated:
         return None
     best = max(tps for _, tps in rated)
@@ -208,9 +214,30 @@ def latency_degradation(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_
 
 
 # Student's t, two-sided 95 %, by degrees of freedom (repeats - 1); beyond 30, the normal's 1.96.
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-        20: 2.086, 25: 2.060, 30: 2.042}
+_T95 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    11: 2.201,
+    12: 2.179,
+    13: 2.160,
+    14: 2.145,
+    15: 2.131,
+    16: 2.120,
+    17: 2.110,
+    18: 2.101,
+    19: 2.093,
+    20: 2.086,
+    25: 2.060,
+    30: 2.042,
+}
 
 
 def confidence_interval(values: Sequence[float | None]) -> tuple[float | None, float | None]:
@@ -233,8 +260,13 @@ def level_meets_slo(level: dict[str, Any], slo: Slo, max_error_rate: float) -> b
     """A level meets the SLO when its p90 TTFT and p90 TPOT are within the targets and its error
     rate within the validation bound. (A level, not a request: see meets_slo for one request.)"""
     ttft, tpot = level.get("ttft_ms_p90"), level.get("tpot_ms_p90")
-    return bool(ttft is not None and tpot is not None and ttft <= slo.ttft_ms and tpot <= slo.tpot_ms
-                and (level.get("error_rate") or 0) <= max_error_rate)
+    return bool(
+        ttft is not None
+        and tpot is not None
+        and ttft <= slo.ttft_ms
+        and tpot <= slo.tpot_ms
+        and (level.get("error_rate") or 0) <= max_error_rate
+    )
 
 
 def total_tokens_per_s(level: dict[str, Any]) -> float | None:

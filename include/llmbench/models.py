@@ -10,7 +10,7 @@ Backend-specific settings live in the backend's own model (`LocalTarget`, `SageM
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -89,7 +89,7 @@ class OpenAIServing(_Strict):
     api_key_conn_id: str | None = None
 
 
-Serving = Annotated[Union[LocalServing, VllmServing, LmiServing, OpenAIServing], Field(discriminator="kind")]
+Serving = Annotated[LocalServing | VllmServing | LmiServing | OpenAIServing, Field(discriminator="kind")]
 
 
 class SageMakerSettings(_Strict):
@@ -105,9 +105,26 @@ class SageMakerSettings(_Strict):
 
 
 KNOWN_REGIONS = {
-    "us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1", "eu-west-1", "eu-west-2", "eu-west-3",
-    "eu-central-1", "eu-north-1", "eu-south-1", "ap-south-1", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3",
-    "ap-southeast-1", "ap-southeast-2", "sa-east-1", "me-south-1", "af-south-1",
+    "us-east-1",
+    "us-east-2",
+    "us-west-1",
+    "us-west-2",
+    "ca-central-1",
+    "eu-west-1",
+    "eu-west-2",
+    "eu-west-3",
+    "eu-central-1",
+    "eu-north-1",
+    "eu-south-1",
+    "ap-south-1",
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-northeast-3",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "sa-east-1",
+    "me-south-1",
+    "af-south-1",
 }
 
 
@@ -156,7 +173,7 @@ class OpenAITarget(_Strict):
     api_key_conn_id: str | None = None
 
 
-BackendTarget = Annotated[Union[LocalTarget, SageMakerTarget, OpenAITarget], Field(discriminator="kind")]
+BackendTarget = Annotated[LocalTarget | SageMakerTarget | OpenAITarget, Field(discriminator="kind")]
 BackendKind = Literal["local", "sagemaker", "openai"]
 BACKEND_KINDS: tuple[str, ...] = ("local", "sagemaker", "openai")
 
@@ -198,7 +215,7 @@ class ResolvedTarget(_Strict):
         return Path(self.run_dir) / self.target_id
 
     @classmethod
-    def of(cls, value: "ResolvedTarget | dict[str, Any]") -> "ResolvedTarget":
+    def of(cls, value: ResolvedTarget | dict[str, Any]) -> ResolvedTarget:
         """A target as a task receives it (JSON from XCom, or the model itself)."""
         return value if isinstance(value, cls) else cls.model_validate(value)
 
@@ -219,5 +236,5 @@ class RunPlan(_Strict):
     targets: list[ResolvedTarget]
 
     @classmethod
-    def load(cls, run_dir: str | Path) -> "RunPlan":
+    def load(cls, run_dir: str | Path) -> RunPlan:
         return cls.model_validate_json((Path(run_dir) / "plan.json").read_text())

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from llmbench import chaos
 from llmbench.backends import get_backend
 from llmbench.backends.base import Backend, DeployError, Handle, seconds_since
-from llmbench.events import record_failure, record_event, stage
+from llmbench.events import record_event, record_failure, stage
 from llmbench.models import ResolvedTarget, RunPlan
 from llmbench.tables import build_tables, load_tables
 
@@ -63,7 +64,8 @@ def _earlier_attempts(target: ResolvedTarget) -> list[Path]:
     """Handles of this target left by earlier attempts of the same run key that never reached
     teardown: a worker killed mid-run (SIGKILL, lost node) leaves exactly these."""
     return sorted(
-        p for p in Path(target.run_dir).parent.glob(f"*/{target.target_id}/handle.json")
+        p
+        for p in Path(target.run_dir).parent.glob(f"*/{target.target_id}/handle.json")
         if p.parent != target.dir and not (p.parent / "teardown.json").exists()
     )
 
@@ -76,7 +78,8 @@ def reap_earlier_attempts(target: ResolvedTarget, backend: Backend) -> list[str]
     for p in _earlier_attempts(target):
         outcome = backend.teardown(json.loads(p.read_text()))
         (p.parent / "teardown.json").write_text(
-            json.dumps({**outcome.to_json(), "reaped_by": str(target.dir)}, indent=2))
+            json.dumps({**outcome.to_json(), "reaped_by": str(target.dir)}, indent=2)
+        )
         log.warning("%s: removed what an earlier attempt left running (%s)", target.target_id, p.parent)
         reaped.append(str(p.parent))
     return reaped
@@ -150,8 +153,9 @@ def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, st
     t = ResolvedTarget.of(target)
     with stage(t, "sweep"):
         endpoint = _backend(t, backend_kwargs).endpoint(handle)
-        result = run_sweep(endpoint, t.workload, t.dir, slo=t.slo, progress=_progress(t),
-                           record_hook=chaos.record_hook(t.target_id))
+        result = run_sweep(
+            endpoint, t.workload, t.dir, slo=t.slo, progress=_progress(t), record_hook=chaos.record_hook(t.target_id)
+        )
         return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
 
 

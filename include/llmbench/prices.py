@@ -17,7 +17,7 @@ real-time endpoints are the usage types containing "Host:" (e.g. "USW2-Host:ml.g
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,17 +50,21 @@ def hosting_price(price_list_item: str | dict[str, Any]) -> float | None:
     return None
 
 
-def fetch_hosting_prices(session: Any, region: str, instance_types: list[str],
-                         endpoint_url: str | None = None) -> dict[str, dict[str, Any]]:
+def fetch_hosting_prices(
+    session: Any, region: str, instance_types: list[str], endpoint_url: str | None = None
+) -> dict[str, dict[str, Any]]:
     """{instance type: {usd_per_hour, sku, fetched_at}} for the types the API prices in region."""
     client = session.client("pricing", region_name=PRICING_REGION, endpoint_url=endpoint_url)
-    fetched_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
     out = {}
     for itype in instance_types:
-        pages = client.get_paginator("get_products").paginate(ServiceCode=SERVICE_CODE, Filters=[
-            {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
-            {"Type": "TERM_MATCH", "Field": "instanceName", "Value": itype},
-        ])
+        pages = client.get_paginator("get_products").paginate(
+            ServiceCode=SERVICE_CODE,
+            Filters=[
+                {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
+                {"Type": "TERM_MATCH", "Field": "instanceName", "Value": itype},
+            ],
+        )
         for page in pages:
             for raw in page["PriceList"]:
                 item = json.loads(raw) if isinstance(raw, str) else raw
@@ -70,8 +74,9 @@ def fetch_hosting_prices(session: Any, region: str, instance_types: list[str],
     return out
 
 
-def refresh_sagemaker_prices(session: Any, wanted: dict[str, list[str]],
-                             endpoint_url: str | None = None) -> dict[str, dict[str, Any]]:
+def refresh_sagemaker_prices(
+    session: Any, wanted: dict[str, list[str]], endpoint_url: str | None = None
+) -> dict[str, dict[str, Any]]:
     """Fetch hosting prices for {region: [instance types]} and merge them into the cache file
     (written atomically). Types the API does not price keep their cached or catalog price.
     Returns what was fetched, per region."""

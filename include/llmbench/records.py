@@ -75,8 +75,14 @@ def request_schema():
     error_kind column)."""
     import pyarrow as pa
 
-    arrow = {"int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
-             "string": pa.string(), "list<float64>": pa.list_(pa.float64())}
+    arrow = {
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+        "string": pa.string(),
+        "list<float64>": pa.list_(pa.float64()),
+    }
     return pa.schema([(f.name, arrow[f.metadata["arrow"]]) for f in fields(RequestRecord)])
 
 
@@ -84,5 +90,6 @@ def to_table(records: list[RequestRecord]):
     """Records as a pyarrow Table of request_schema (column by column: no dict per row)."""
     import pyarrow as pa
 
-    return pa.Table.from_pydict({name: [getattr(r, name) for r in records] for name in COLUMNS},
-                                schema=request_schema())
+    return pa.Table.from_pydict(
+        {name: [getattr(r, name) for r in records] for name in COLUMNS}, schema=request_schema()
+    )

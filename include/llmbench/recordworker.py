@@ -23,8 +23,9 @@ import os
 import pickle
 import struct
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from llmbench.records import RequestRecord
 
@@ -58,8 +59,13 @@ class RecordBuilder:
         root = str(Path(llmbench.__file__).resolve().parents[1])  # where `import llmbench` works
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "llmbench.recordworker", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, env=env)
+            sys.executable,
+            "-m",
+            "llmbench.recordworker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+        )
         assert proc.stdin is not None and proc.stdout is not None  # both PIPE
         self._in, self._out = proc.stdin, proc.stdout
 

@@ -65,13 +65,25 @@ def _frontier(levels) -> str:
     for target_id, g in levels.sort_values(x).groupby("target_id"):
         (line,) = ax.plot(g["e2e_ms_p50"], g["output_tokens_per_s"], marker="o", label=target_id)
         for _, row in g.iterrows():
-            ax.annotate(f"{short}={row[x]:g}", (row["e2e_ms_p50"], row["output_tokens_per_s"]),
-                        textcoords="offset points", xytext=(4, 4), fontsize=7)
+            ax.annotate(
+                f"{short}={row[x]:g}",
+                (row["e2e_ms_p50"], row["output_tokens_per_s"]),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=7,
+            )
         knee = knee_concurrency(g.to_dict("records")) if x == "concurrency" else None
         if knee is not None:
             k = g[g["concurrency"] == knee].iloc[0]
-            ax.scatter([k["e2e_ms_p50"]], [k["output_tokens_per_s"]], s=200, facecolors="none",
-                       edgecolors=line.get_color(), linewidths=2, label=f"{target_id} knee (c={knee})")
+            ax.scatter(
+                [k["e2e_ms_p50"]],
+                [k["output_tokens_per_s"]],
+                s=200,
+                facecolors="none",
+                edgecolors=line.get_color(),
+                linewidths=2,
+                label=f"{target_id} knee (c={knee})",
+            )
     ax.set_xlabel("end-to-end latency p50 (ms)")
     ax.set_ylabel("output tokens/s")
     ax.set_title("Throughput against latency (knee circled)")
@@ -93,7 +105,9 @@ def _cost_bars(pp) -> str:
     width = 0.8 / max(1, len(levels))
     for i, c in enumerate(levels):
         row = data[data[x] == c].set_index("target_id")["usd_per_m_output_tokens"]
-        ax.bar(np.arange(len(targets)) + i * width, [row.get(t, np.nan) for t in targets], width, label=f"{short}={c:g}")
+        ax.bar(
+            np.arange(len(targets)) + i * width, [row.get(t, np.nan) for t in targets], width, label=f"{short}={c:g}"
+        )
     ax.set_xticks(np.arange(len(targets)) + width * (len(levels) - 1) / 2)
     ax.set_xticklabels(targets, fontsize=7, rotation=10)
     ax.set_ylabel("$ per million output tokens")
@@ -108,12 +122,25 @@ def _roofline(pp) -> str:
     concurrency; targets whose instance has no bandwidth in the catalog are named instead."""
     have = pp.dropna(subset=["roofline_efficiency"]) if "roofline_efficiency" in pp.columns else pp.iloc[0:0]
     missing = sorted(set(pp["target_id"]) - set(have["target_id"]))
-    note = (f"<p>Roofline efficiency not available for {html.escape(', '.join(missing))}: the catalog has no "
-            "memory bandwidth for their instance type.</p>") if missing else ""
+    note = (
+        (
+            f"<p>Roofline efficiency not available for {html.escape(', '.join(missing))}: the catalog has no "
+            "memory bandwidth for their instance type.</p>"
+        )
+        if missing
+        else ""
+    )
     if have.empty:
         return note
-    return _plot(have.assign(roofline_efficiency_pct=100 * have["roofline_efficiency"]), "roofline_efficiency_pct",
-                 "% of the bandwidth ceiling", "Roofline efficiency (decode tok/s per stream / ceiling)") + note
+    return (
+        _plot(
+            have.assign(roofline_efficiency_pct=100 * have["roofline_efficiency"]),
+            "roofline_efficiency_pct",
+            "% of the bandwidth ceiling",
+            "Roofline efficiency (decode tok/s per stream / ceiling)",
+        )
+        + note
+    )
 
 
 # Marks the page once it has loaded: how many images there are and how many failed to decode.
@@ -147,8 +174,20 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
         f"{run['targets_failed']} failed, {run['targets_validation_failed']} failed validation; "
         f"raw results in <code>{html.escape(run['run_dir'])}</code></p>",
         "<h2>Targets</h2>",
-        _table(targets, ["target_id", "label", "status", "failed_stage", "error", "validation_passed", "usd_per_hour",
-                         "endpoint_seconds", "benchmark_cost_usd"]),
+        _table(
+            targets,
+            [
+                "target_id",
+                "label",
+                "status",
+                "failed_stage",
+                "error",
+                "validation_passed",
+                "usd_per_hour",
+                "endpoint_seconds",
+                "benchmark_cost_usd",
+            ],
+        ),
     ]
     if not levels.empty:
         parts += [
@@ -165,17 +204,52 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
             _cost_bars(pp),
             _roofline(pp),
             "<h2>Price-performance</h2>",
-            _table(pp, ["target_id", "concurrency", "arrival_rate_rps", "usd_per_hour", "output_tokens_per_s", "usd_per_m_output_tokens",
-                        "usd_per_m_total_tokens", "break_even_output_tokens_per_s", "roofline_efficiency",
-                        "ttft_ms_p50", "ttft_ms_p90", "tpot_ms_p50", "error_rate", "meets_slo", "best_under_slo",
-                        "validation_passed"]),
+            _table(
+                pp,
+                [
+                    "target_id",
+                    "concurrency",
+                    "arrival_rate_rps",
+                    "usd_per_hour",
+                    "output_tokens_per_s",
+                    "usd_per_m_output_tokens",
+                    "usd_per_m_total_tokens",
+                    "break_even_output_tokens_per_s",
+                    "roofline_efficiency",
+                    "ttft_ms_p50",
+                    "ttft_ms_p90",
+                    "tpot_ms_p50",
+                    "error_rate",
+                    "meets_slo",
+                    "best_under_slo",
+                    "validation_passed",
+                ],
+            ),
         ]
     if not levels.empty:
         parts += [
             "<h2>Levels</h2>",
-            _table(levels, ["target_id", "concurrency", "arrival_rate_rps", "requests_ok", "requests_failed", "error_rate",
-                            "output_tokens_per_s", "requests_per_s", "ttft_ms_p50", "ttft_ms_p99", "itl_ms_mean",
-                            "itl_ms_p99", "tpot_ms_p50", "e2e_ms_p50", "achieved_concurrency", "client_cpu_pct"]),
+            _table(
+                levels,
+                [
+                    "target_id",
+                    "concurrency",
+                    "arrival_rate_rps",
+                    "requests_ok",
+                    "requests_failed",
+                    "error_rate",
+                    "output_tokens_per_s",
+                    "requests_per_s",
+                    "ttft_ms_p50",
+                    "ttft_ms_p99",
+                    "itl_ms_mean",
+                    "itl_ms_p99",
+                    "tpot_ms_p50",
+                    "e2e_ms_p50",
+                    "achieved_concurrency",
+                    "client_cpu_pct",
+                ],
+            ),
         ]
     parts.append(LOAD_CHECK)
     out.write_text("\n".join(parts))

@@ -24,8 +24,26 @@ from pathlib import Path
 
 SMOKE_TOKENS = 8
 # CPU flags worth naming when a binary crashes: the instruction sets llama.cpp's kernels use.
-ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "bmi2", "avx512f", "avx512_bf16", "avx512_fp16",
-             "avx512_vnni", "avx_vnni", "amx_tile", "amx_int8", "amx_bf16", "asimd", "sve", "sve2", "i8mm")
+ISA_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "bmi2",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_fp16",
+    "avx512_vnni",
+    "avx_vnni",
+    "amx_tile",
+    "amx_int8",
+    "amx_bf16",
+    "asimd",
+    "sve",
+    "sve2",
+    "i8mm",
+)
 
 
 class SmokeFailed(Exception):
@@ -81,13 +99,28 @@ def smoke_check(binary: Path, model: Path, log_path: Path, timeout_s: float = 12
     log_path.parent.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    cmd = [str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-           "--parallel", "1", "--ctx-size", "512", "--threads", str(min(2, os.cpu_count() or 1)), "--no-webui"]
+    cmd = [
+        str(binary),
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--parallel",
+        "1",
+        "--ctx-size",
+        "512",
+        "--threads",
+        str(min(2, os.cpu_count() or 1)),
+        "--no-webui",
+    ]
     started = time.monotonic()
     with log_path.open("wb") as log:
         try:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         except OSError as e:
             raise SmokeFailed(f"could not start: {e}") from None
     try:
@@ -110,8 +143,12 @@ def smoke_check(binary: Path, model: Path, log_path: Path, timeout_s: float = 12
                 raise SmokeFailed(f"not healthy within {timeout_s:.0f} s")
             time.sleep(0.1)
         stage = "the first generation"
-        body = {"messages": [{"role": "user", "content": "Say hello."}], "max_tokens": SMOKE_TOKENS,
-                "ignore_eos": True, "temperature": 0}
+        body = {
+            "messages": [{"role": "user", "content": "Say hello."}],
+            "max_tokens": SMOKE_TOKENS,
+            "ignore_eos": True,
+            "temperature": 0,
+        }
         try:
             reply = _post_json(base + "/v1/chat/completions", body, max(5.0, deadline - time.monotonic()))
         except (urllib.error.URLError, OSError, ValueError) as e:
@@ -128,8 +165,9 @@ def smoke_check(binary: Path, model: Path, log_path: Path, timeout_s: float = 12
         except (KeyError, IndexError, TypeError):
             raise SmokeFailed(f"answered wrongly: not a chat completion: {json.dumps(reply)[:200]}") from None
         if tokens != SMOKE_TOKENS or not isinstance(content, str) or not content.strip():
-            raise SmokeFailed(f"answered wrongly: {tokens!r} tokens (asked for {SMOKE_TOKENS}), "
-                              f"content {content!r:.80}")
+            raise SmokeFailed(
+                f"answered wrongly: {tokens!r} tokens (asked for {SMOKE_TOKENS}), content {content!r:.80}"
+            )
         if proc.poll() is not None:
             raise died()
         return f"{tokens} tokens in {time.monotonic() - started:.1f} s"
@@ -162,8 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     except SmokeFailed as e:
         model, flags = cpu_model_and_flags()
         isa = " ".join(f for f in flags if f in ISA_FLAGS)
-        print(f"llmbench: llama-server smoke check FAILED: {e}; binary {args.binary}; CPU {model} [{isa}]; "
-              f"build flags: {args.build_flags.strip()}; log: {args.log}", file=sys.stderr)
+        print(
+            f"llmbench: llama-server smoke check FAILED: {e}; binary {args.binary}; CPU {model} [{isa}]; "
+            f"build flags: {args.build_flags.strip()}; log: {args.log}",
+            file=sys.stderr,
+        )
         return 1
     if args.mark_dir:
         (args.mark_dir / f"verified-{cpu_fingerprint()}").write_text(f"{cpu_model_and_flags()[0]}\n{summary}\n")

@@ -59,8 +59,11 @@ def run_warmup(endpoint: Endpoint, workload: Workload, progress: ProgressFn | No
     if n == 0:
         return {"warmup_requests": 0, "failed": 0}
     (progress or (lambda _m: None))(f"warm-up: {n} request(s), timings discarded")
-    recs, _ = run_loop(run_level(endpoint, ClosedLoop(1), n_requests=n, first_index=-n, on_record=lambda r: None,
-                                 **_level_args(workload)))
+    recs, _ = run_loop(
+        run_level(
+            endpoint, ClosedLoop(1), n_requests=n, first_index=-n, on_record=lambda r: None, **_level_args(workload)
+        )
+    )
     failed = [r for r in recs if not r.ok]
     if len(failed) == n:
         raise RuntimeError(f"every warm-up request failed; first: {failed[0].error_kind}: {failed[0].error_detail}")
@@ -109,19 +112,23 @@ def run_sweep(
 
         for li, c in enumerate(levels):
             rate = rates[li] if rates else None
-            say(f"level {li + 1}/{len(levels)}: " + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, "
-                                                     if rate else f"concurrency {c}, ") +
-                (f"{duration_s:g} s" if duration_s else f"{n} requests"))
+            say(
+                f"level {li + 1}/{len(levels)}: "
+                + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
+                + (f"{duration_s:g} s" if duration_s else f"{n} requests")
+            )
             procs = 1 if rate else client_processes(c, workload.client_processes)
             recs: list[RequestRecord] = []
             cpu_s, per_repeat = 0.0, []
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
                 first = (li * repeats + rep) * stride
-                kwargs = dict(n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s,
-                              repeat=rep, **common)
+                kwargs = dict(
+                    n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
+                )
                 if procs > 1:  # closed loop only; record_hook fires as the merged records are written
-                    r_recs, r_cpu = run_level_split(endpoint, ClosedLoop(c), processes=procs, part_dir=out_dir,
-                                                    **kwargs)
+                    r_recs, r_cpu = run_level_split(
+                        endpoint, ClosedLoop(c), processes=procs, part_dir=out_dir, **kwargs
+                    )
                 else:
                     schedule = PoissonArrivals.for_level(rate, c, workload.seed, first) if rate else ClosedLoop(c)
                     r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
@@ -132,7 +139,8 @@ def run_sweep(
             row["repeats"] = repeats
             for metric in ("output_tokens_per_s", "ttft_ms_p50"):
                 row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
-                    [r[metric] for r in per_repeat])
+                    [r[metric] for r in per_repeat]
+                )
             row["client_processes"] = procs
             # open loop: the offered load is the level's key, concurrency its in-flight cap
             row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +60,16 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
     }
 
 
-def price_rows(run: RunPlan, target: ResolvedTarget, level_rows: list[dict[str, Any]],
-               validation_passed: bool | None) -> list[dict[str, Any]]:
+def price_rows(
+    run: RunPlan, target: ResolvedTarget, level_rows: list[dict[str, Any]], validation_passed: bool | None
+) -> list[dict[str, Any]]:
     """One row of `price_performance` per level: the level's figures at the target's price."""
     usd_h = target.price.usd_per_hour
     apis = pricing.api_prices()
     api = apis["apis"][apis["default_api"]]
     break_even = pricing.break_even_output_tokens_per_s(
-        usd_h, api["usd_per_m_input"], api["usd_per_m_output"], apis["input_tokens_per_output_token"])
+        usd_h, api["usd_per_m_input"], api["usd_per_m_output"], apis["input_tokens_per_output_token"]
+    )
     rows = []
     for raw in level_rows:
         # Parquet gives NaN for a metric a level could not have (no successful request): None here.
@@ -160,8 +162,10 @@ def build_tables(run_dir: str) -> dict[str, Any]:
                 "run_dir": run_dir,
                 "report_path": str(Path(run_dir) / "report.html"),
                 "planned_at": run.planned_at,
-                "published_at": datetime.now(timezone.utc).isoformat(),
-                "status": "succeeded" if failed == 0 and invalid == 0 else ("failed" if failed == len(tdf) else "partial"),
+                "published_at": datetime.now(UTC).isoformat(),
+                "status": "succeeded"
+                if failed == 0 and invalid == 0
+                else ("failed" if failed == len(tdf) else "partial"),
                 "targets_planned": len(tdf),
                 "targets_failed": failed,
                 "targets_validation_failed": invalid,

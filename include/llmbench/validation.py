@@ -41,7 +41,8 @@ def _levels_suite(gxe, levels: list[int], max_error_rate: float, rates: list[flo
     exps = [
         # every planned level is there: closed loop by concurrency, open loop by arrival rate
         gxe.ExpectColumnDistinctValuesToEqualSet(column="arrival_rate_rps", value_set=rates)
-        if rates else gxe.ExpectColumnDistinctValuesToEqualSet(column="concurrency", value_set=levels),
+        if rates
+        else gxe.ExpectColumnDistinctValuesToEqualSet(column="concurrency", value_set=levels),
         gxe.ExpectColumnValuesToNotBeNull(column="error_rate"),
         gxe.ExpectColumnValuesToBeBetween(column="error_rate", min_value=0, max_value=max_error_rate),
         gxe.ExpectColumnValuesToNotBeNull(column="output_tokens_per_s"),
@@ -61,7 +62,11 @@ def _levels_suite(gxe, levels: list[int], max_error_rate: float, rates: list[flo
 
 
 def validate_results(
-    requests_path: Path, levels_path: Path, levels: list[int], max_error_rate: float, out_path: Path,
+    requests_path: Path,
+    levels_path: Path,
+    levels: list[int],
+    max_error_rate: float,
+    out_path: Path,
     rates: list[float] | None = None,
 ) -> dict[str, Any]:
     """Run the suites; write a JSON report to out_path; return {validation_passed, failures}."""
@@ -92,8 +97,10 @@ def validate_results(
         suite = context.suites.add(gx.ExpectationSuite(name=name))
         for e in expectations:
             suite.add_expectation(e)
-        batch = source.add_dataframe_asset(name=name).add_batch_definition_whole_dataframe("all").get_batch(
-            batch_parameters={"dataframe": frame}
+        batch = (
+            source.add_dataframe_asset(name=name)
+            .add_batch_definition_whole_dataframe("all")
+            .get_batch(batch_parameters={"dataframe": frame})
         )
         result = batch.validate(suite)
         results = []

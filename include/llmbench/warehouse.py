@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from llmbench import paths
 
@@ -50,6 +53,11 @@ class MigrationError(RuntimeError):
     """A versioned schema file changed after it was applied somewhere."""
 
 
+def _engine_block(keep: str, m: re.Match[str]) -> str:
+    """An "-- only <engine>" block: its body for the engine kept, nothing for the other."""
+    return m.group(2) if m.group(1) == keep else ""
+
+
 def migrations(postgres: bool, redshift: bool = False) -> list[tuple[str, str, str, bool]]:
     """(version, checksum, SQL, repeatable) for include/sql/*.sql in order; the version is the
     file name without .sql. DuckDB's DOUBLE is PostgreSQL's DOUBLE PRECISION; Redshift's VARCHAR
@@ -63,9 +71,12 @@ def migrations(postgres: bool, redshift: bool = False) -> list[tuple[str, str, s
         checksum = hashlib.sha256(text.encode()).hexdigest()[:16]
         # Engine-specific blocks: "-- only duckdb" / "-- only postgres" (PostgreSQL and Redshift)
         # up to "-- end"; the other engine's blocks are dropped.
-        keep = "postgres" if postgres else "duckdb"
-        text = re.sub(r"^-- only (\w+)\n(.*?)^-- end\n",
-                      lambda m: m.group(2) if m.group(1) == keep else "", text, flags=re.M | re.S)
+        text = re.sub(
+            r"^-- only (\w+)\n(.*?)^-- end\n",
+            partial(_engine_block, "postgres" if postgres else "duckdb"),
+            text,
+            flags=re.M | re.S,
+        )
         if postgres:
             text = re.sub(r"\bDOUBLE\b", "DOUBLE PRECISION", text)
         if redshift:
@@ -80,7 +91,7 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
     it changed, recording both in llmbench.schema_migrations, in one transaction (on PostgreSQL
     under an advisory lock, so two publishers starting at once do not race). Returns what it
     applied. A versioned file that changed after it was applied is refused: add a new file."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     mark = "%s" if postgres else "?"
     with _in_transaction(con, postgres):
@@ -96,8 +107,10 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
             if done.get(version) == checksum:
                 continue
             if version in done and not repeatable:
-                raise MigrationError(f"schema file {version}.sql changed after it was applied (checksum "
-                                     f"{done[version]} -> {checksum}): put the change in a new file")
+                raise MigrationError(
+                    f"schema file {version}.sql changed after it was applied (checksum "
+                    f"{done[version]} -> {checksum}): put the change in a new file"
+                )
             con.execute(text)
             if not postgres and "RENAME TO" in text:
                 # A DuckDB table rebuilt loses its comments: put every file's back (idempotent).
@@ -107,8 +120,10 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
                     for comment in re.findall(r"^COMMENT ON .*?';$", other, flags=re.M):
                         con.execute(comment)
             con.execute(f"DELETE FROM llmbench.schema_migrations WHERE version = {mark}", [version])
-            con.execute(f"INSERT INTO llmbench.schema_migrations VALUES ({mark}, {mark}, {mark})",
-                        [version, checksum, datetime.now(timezone.utc)])
+            con.execute(
+                f"INSERT INTO llmbench.schema_migrations VALUES ({mark}, {mark}, {mark})",
+                [version, checksum, datetime.now(UTC)],
+            )
             applied.append(version)
     return applied
 
@@ -124,8 +139,12 @@ def connect(target: Path | str | None = None):
             try:
                 migrate(con, True, is_redshift(target))
                 break
-            except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject,
-                    psycopg.errors.DuplicateTable, psycopg.errors.SerializationFailure):
+            except (
+                psycopg.errors.UniqueViolation,
+                psycopg.errors.DuplicateObject,
+                psycopg.errors.DuplicateTable,
+                psycopg.errors.SerializationFailure,
+            ):
                 # Without an advisory lock (Redshift), two first-time migrators can race on
                 # CREATE ... IF NOT EXISTS: the loser rolls back and finds the work done.
                 if attempt == 2:
@@ -206,7 +225,9 @@ def publish(frames: dict[str, Any], target: Path | str | None = None) -> dict[st
             if pg:
                 cols, rows = _rows(df)
                 names = ", ".join(f'"{c}"' for c in cols)  # column names come from our own frames
-                cur.executemany(f"INSERT INTO llmbench.{table} ({names}) VALUES ({', '.join(['%s'] * len(cols))})", rows)
+                cur.executemany(
+                    f"INSERT INTO llmbench.{table} ({names}) VALUES ({', '.join(['%s'] * len(cols))})", rows
+                )
             else:  # DuckDB reads the frame itself (columnar, fast); BY NAME matches columns
                 con.register("frame", df)
                 con.execute(f"INSERT INTO llmbench.{table} BY NAME SELECT * FROM frame")

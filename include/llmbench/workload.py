@@ -37,7 +37,7 @@ class LengthDist(_Strict):
     values: list[int] | None = None
 
     @model_validator(mode="after")
-    def _complete(self) -> "LengthDist":
+    def _complete(self) -> LengthDist:
         need = {"fixed": ("value",), "normal": ("mean", "sd"), "uniform": ("min", "max"), "empirical": ("file",)}
         missing = [f for f in need[self.dist] if getattr(self, f) is None and not (f == "file" and self.values)]
         if missing:
@@ -63,9 +63,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # seed 000: 2048 in / 512 out at concurrency 1 / 16 / 64.
     "seed-000": {"input_tokens": 2048, "output_tokens": 512, "concurrency": [1, 16, 64]},
     # seed 002: ~1,000 in / ~560 out, a ~478-token shared system prompt, concurrency 1..32.
-    "seed-002": {"input_tokens": {"dist": "normal", "mean": 1000, "sd": 100, "min": 700, "max": 1300},
-                 "output_tokens": {"dist": "normal", "mean": 560, "sd": 60, "min": 380, "max": 740},
-                 "shared_prefix_tokens": 478, "concurrency": [1, 2, 4, 8, 16, 32]},
+    "seed-002": {
+        "input_tokens": {"dist": "normal", "mean": 1000, "sd": 100, "min": 700, "max": 1300},
+        "output_tokens": {"dist": "normal", "mean": 560, "sd": 60, "min": 380, "max": 740},
+        "shared_prefix_tokens": 478,
+        "concurrency": [1, 2, 4, 8, 16, 32],
+    },
 }
 
 
@@ -135,7 +138,6 @@ class Workload(_Strict):
         if len(set(v)) != len(v):
             raise ValueError(f"concurrency levels must be distinct, got {v}")
         return sorted(v)
-
 
 
 _WORDS = (

@@ -7,7 +7,7 @@ processes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -64,12 +64,12 @@ Handle = dict[str, Any]  # JSON-able, owned by the backend that made it; travels
 
 
 def seconds_since(iso: str) -> float:
-    return (datetime.now(timezone.utc) - datetime.fromisoformat(iso)).total_seconds()
+    return (datetime.now(UTC) - datetime.fromisoformat(iso)).total_seconds()
 
 
 def torn_down(deployed_at: str | None) -> Teardown:
     """The Teardown of an endpoint deleted now, deployed at `deployed_at` (None: never deployed)."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     seconds = (now - datetime.fromisoformat(deployed_at)).total_seconds() if deployed_at else None
     return Teardown(deleted_at=now.isoformat(), endpoint_seconds=seconds)
 

@@ -15,7 +15,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,18 +112,27 @@ class LocalBackend:
         log_path = work_dir / "llama-server.log"
         port = free_port()
         cmd = [
-            "timeout", "--signal=TERM", "--kill-after=10", str(s.max_lifetime_s),
+            "timeout",
+            "--signal=TERM",
+            "--kill-after=10",
+            str(s.max_lifetime_s),
             str(binary),
-            "--model", str(model),
-            "--host", "127.0.0.1",  # loopback only
-            "--port", str(port),
-            "--parallel", str(s.parallel),
-            "--ctx-size", str(s.parallel * s.ctx_per_slot),
-            "--threads", str(s.threads),
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",  # loopback only
+            "--port",
+            str(port),
+            "--parallel",
+            str(s.parallel),
+            "--ctx-size",
+            str(s.parallel * s.ctx_per_slot),
+            "--threads",
+            str(s.threads),
             "--no-webui",
             *s.extra_args,
         ]
-        deployed_at = datetime.now(timezone.utc)
+        deployed_at = datetime.now(UTC)
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
                 cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
@@ -218,7 +227,7 @@ def _serves_port(pgid: int, port: int) -> bool:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(a == b"--port" and b == str(port).encode() for a, b in zip(argv, argv[1:])):
+        if any(a == b"--port" and b == str(port).encode() for a, b in zip(argv, argv[1:], strict=False)):
             return True
     return False
 

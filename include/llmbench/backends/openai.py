@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,8 +38,12 @@ class OpenAIBackend:
 
     def attach(self, base_url: str, model_name: str = "default") -> Handle:
         """The handle of an endpoint that already runs (the CLI's openai sweep calls this)."""
-        return {"backend": self.kind, "base_url": base_url.rstrip("/"), "model": model_name,
-                "deployed_at": datetime.now(timezone.utc).isoformat()}
+        return {
+            "backend": self.kind,
+            "base_url": base_url.rstrip("/"),
+            "model": model_name,
+            "deployed_at": datetime.now(UTC).isoformat(),
+        }
 
     def status(self, handle: Handle) -> Readiness:
         req = urllib.request.Request(handle["base_url"] + "/models", headers=self._headers())
@@ -61,8 +65,9 @@ class OpenAIBackend:
         raise DeployError(f"{handle['base_url']}/models not ready within {timeout_s}s: {last}")
 
     def endpoint(self, handle: Handle) -> Endpoint:
-        return Endpoint(url=handle["base_url"] + "/chat/completions", model=handle.get("model", "default"),
-                        headers=self._headers())
+        return Endpoint(
+            url=handle["base_url"] + "/chat/completions", model=handle.get("model", "default"), headers=self._headers()
+        )
 
     def teardown(self, handle: Handle) -> Teardown:
         return Teardown(deleted_at=None, endpoint_seconds=None)  # nothing was deployed

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, torn_down
@@ -100,7 +100,9 @@ def _gone(err: Exception) -> bool:
     """A delete/describe error that means the resource does not exist (already deleted)."""
     code = getattr(err, "response", {}).get("Error", {}).get("Code", "")
     msg = str(err)
-    return code in ("ValidationException", "ResourceNotFound") and ("Could not find" in msg or "not found" in msg.lower())
+    return code in ("ValidationException", "ResourceNotFound") and (
+        "Could not find" in msg or "not found" in msg.lower()
+    )
 
 
 class SageMakerBackend:
@@ -140,11 +142,13 @@ class SageMakerBackend:
         region = sm_cfg.region
         role = self.role_arn or sm_cfg.role_arn
         if not role:
-            raise DeployError("no SageMaker execution role: set sagemaker.role_arn in the config or "
-                              f"`execution_role_arn` in the extra of connection {sm_cfg.aws_conn_id!r}")
+            raise DeployError(
+                "no SageMaker execution role: set sagemaker.role_arn in the config or "
+                f"`execution_role_arn` in the extra of connection {sm_cfg.aws_conn_id!r}"
+            )
         client = self._client(region)
         name = resource_name(target.run_key, target.target_id)
-        deployed_at = datetime.now(timezone.utc)
+        deployed_at = datetime.now(UTC)
         tags = _tags(target, deployed_at + timedelta(hours=sm_cfg.expiry_hours))
         image = backend.container.image.format(region=region)
         variant = {
@@ -158,12 +162,22 @@ class SageMakerBackend:
         if backend.container.inference_ami_version:
             variant["InferenceAmiVersion"] = backend.container.inference_ami_version
         created: list[str] = []
-        handle = {"backend": self.kind, "region": region, "endpoint_name": name, "endpoint_config_name": name,
-                  "model_name": name, "deployed_at": deployed_at.isoformat(),
-                  "runtime_url": sm_cfg.runtime_url}
+        handle = {
+            "backend": self.kind,
+            "region": region,
+            "endpoint_name": name,
+            "endpoint_config_name": name,
+            "model_name": name,
+            "deployed_at": deployed_at.isoformat(),
+            "runtime_url": sm_cfg.runtime_url,
+        }
         try:
-            client.create_model(ModelName=name, ExecutionRoleArn=role, Tags=tags,
-                                PrimaryContainer={"Image": image, "Environment": container_environment(target)})
+            client.create_model(
+                ModelName=name,
+                ExecutionRoleArn=role,
+                Tags=tags,
+                PrimaryContainer={"Image": image, "Environment": container_environment(target)},
+            )
             created.append("model")
             client.create_endpoint_config(EndpointConfigName=name, ProductionVariants=[variant], Tags=tags)
             created.append("endpoint_config")
@@ -172,8 +186,10 @@ class SageMakerBackend:
         except Exception as e:
             # Airflow skips the teardown of a failed setup: remove what this call created, now.
             self._delete(client, handle, created)
-            raise DeployError(f"create {['model', 'endpoint_config', 'endpoint'][len(created)]} failed for {name}: "
-                              f"{e}; removed {created or 'nothing'}") from e
+            raise DeployError(
+                f"create {['model', 'endpoint_config', 'endpoint'][len(created)]} failed for {name}: "
+                f"{e}; removed {created or 'nothing'}"
+            ) from e
         log.info("created SageMaker endpoint %s (%s) in %s", name, target.instance_type, region)
         return handle
 
@@ -201,16 +217,21 @@ class SageMakerBackend:
         if status == "InService":
             return Readiness("ready")
         if status in ("Failed", "OutOfService", "Deleting"):
-            return Readiness("failed", f"endpoint {handle['endpoint_name']} not InService: "
-                                       f"{desc.get('FailureReason') or 'status ' + status}")
+            return Readiness(
+                "failed",
+                f"endpoint {handle['endpoint_name']} not InService: {desc.get('FailureReason') or 'status ' + status}",
+            )
         return Readiness("pending", f"status {status}")
 
     def live_endpoints(self, region: str, instance_type: str) -> list[str]:
         """llmbench's endpoints of this instance type that exist now (any status but deleted):
         what counts against the config's instance_quota."""
         self._client(region)  # sets up the default session if none was given
-        return [r["name"] for r in find_managed(self.session, region, self.endpoint_url, kinds=("endpoint",))
-                if r["tags"].get(TAG_INSTANCE) == instance_type]
+        return [
+            r["name"]
+            for r in find_managed(self.session, region, self.endpoint_url, kinds=("endpoint",))
+            if r["tags"].get(TAG_INSTANCE) == instance_type
+        ]
 
     def endpoint(self, handle: dict[str, Any]) -> Endpoint:
         region = handle["region"]
@@ -241,7 +262,8 @@ class SageMakerBackend:
                 deleted.append(kind)
                 if kind == "endpoint":
                     client.get_waiter("endpoint_deleted").wait(
-                        EndpointName=handle["endpoint_name"], WaiterConfig={"Delay": 5, "MaxAttempts": 360})
+                        EndpointName=handle["endpoint_name"], WaiterConfig={"Delay": 5, "MaxAttempts": 360}
+                    )
             except Exception as e:  # noqa: BLE001 (each delete is tried, whatever the others do)
                 if not _gone(e):
                     errors.append(f"delete {kind}: {e}")
@@ -268,8 +290,12 @@ class SageMakerBackend:
         return janitor(self.session, region, now=now, endpoint_url=self.endpoint_url)
 
 
-def find_managed(session: Any, region: str, endpoint_url: str | None = None,
-                 kinds: tuple[str, ...] = ("endpoint", "endpoint_config", "model")) -> list[dict[str, Any]]:
+def find_managed(
+    session: Any,
+    region: str,
+    endpoint_url: str | None = None,
+    kinds: tuple[str, ...] = ("endpoint", "endpoint_config", "model"),
+) -> list[dict[str, Any]]:
     """Every endpoint, endpoint config and model tagged managed-by=llmbench, with its tags."""
     client = session.client("sagemaker", region_name=region, endpoint_url=endpoint_url)
     found = []
@@ -288,10 +314,12 @@ def find_managed(session: Any, region: str, endpoint_url: str | None = None,
     return found
 
 
-def janitor(session: Any, region: str, now: datetime | None = None, endpoint_url: str | None = None) -> list[dict[str, Any]]:
+def janitor(
+    session: Any, region: str, now: datetime | None = None, endpoint_url: str | None = None
+) -> list[dict[str, Any]]:
     """Delete every llmbench-tagged endpoint, endpoint config and model whose expiry has passed.
     Safe to run at any time: unexpired resources and resources of other owners are never touched."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     backend = SageMakerBackend(session, endpoint_url=endpoint_url)
     client = backend._client(region)
     removed = []
@@ -301,7 +329,12 @@ def janitor(session: Any, region: str, now: datetime | None = None, endpoint_url
             continue
         handle = {"endpoint_name": res["name"], "endpoint_config_name": res["name"], "model_name": res["name"]}
         backend._delete(client, handle, [res["kind"]])
-        log.info("janitor: deleted expired %s %s (run %s, expired %s)", res["kind"], res["name"],
-                 res["tags"].get(TAG_RUN_KEY), expires)
+        log.info(
+            "janitor: deleted expired %s %s (run %s, expired %s)",
+            res["kind"],
+            res["name"],
+            res["tags"].get(TAG_RUN_KEY),
+            expires,
+        )
         removed.append(res)
     return removed

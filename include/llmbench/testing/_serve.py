@@ -33,7 +33,7 @@ class BackgroundServer:
         self._loop.run_until_complete(self._runner.cleanup())
         self._loop.close()
 
-    def start(self) -> "BackgroundServer":
+    def start(self) -> BackgroundServer:
         self._thread.start()
         self._started.wait(30)
         if self._error:
@@ -49,7 +49,7 @@ class BackgroundServer:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(30)
 
-    def __enter__(self) -> "BackgroundServer":
+    def __enter__(self) -> BackgroundServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -69,7 +69,7 @@ class ServerProcess:
         self.cmd = [__import__("sys").executable, "-m", module, "--port", str(self.port), *args]
         self.url = f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         import socket
         import subprocess
         import time
