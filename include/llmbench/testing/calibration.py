@@ -25,15 +25,23 @@ SENT = web.AppKey("sent", list)
 
 
 def _chunk(delta: dict, finish: str | None = None) -> bytes:
-    return ("data: " + json.dumps({"object": "chat.completion.chunk",
-                                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n").encode()
+    return (
+        "data: "
+        + json.dumps(
+            {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        )
+        + "\n\n"
+    ).encode()
 
 
 def _tail(n: int, prompt_tokens: int) -> list[bytes]:
     """What follows the last token: the finish reason, the usage, [DONE]."""
     usage = {"prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n}
-    return [_chunk({}, "length"), ("data: " + json.dumps({"choices": [], "usage": usage}) + "\n\n").encode(),
-            b"data: [DONE]\n\n"]
+    return [
+        _chunk({}, "length"),
+        ("data: " + json.dumps({"choices": [], "usage": usage}) + "\n\n").encode(),
+        b"data: [DONE]\n\n",
+    ]
 
 
 async def scheduled_stream(body: dict, sched: dict, arrival: float, write, sent: list[float]) -> None:
@@ -98,8 +106,11 @@ def fetch_record(base_url: str, reset: bool = False) -> dict:
     or, reset=True, clear it (POST)."""
     import urllib.request
 
-    req = urllib.request.Request(base_url + "/calibration/record" + ("" if reset else "?requests=1"),
-                                 method="POST" if reset else "GET", data=b"" if reset else None)
+    req = urllib.request.Request(
+        base_url + "/calibration/record" + ("" if reset else "?requests=1"),
+        method="POST" if reset else "GET",
+        data=b"" if reset else None,
+    )
     with urllib.request.urlopen(req, timeout=60) as r:
         return json.loads(r.read())
 
@@ -116,7 +127,9 @@ def record_summary(sent: list[dict]) -> dict:
     window_s = max(r["sent"][-1] for r in done) - min(r["arrival"] for r in done)
     out = {"requests": len(done), "tokens": tokens, "window_s": window_s, "output_tokens_per_s": tokens / window_s}
     out.update(distribution(((r["sent"][0] - r["arrival"]) * 1000 for r in done), "ttft_ms"))
-    out.update(distribution((1000 * (b - a) for r in done for a, b in zip(r["sent"], r["sent"][1:])), "itl_ms"))
+    out.update(
+        distribution((1000 * (b - a) for r in done for a, b in zip(r["sent"], r["sent"][1:], strict=False)), "itl_ms")
+    )
     return out
 
 
@@ -160,12 +173,12 @@ class _Ticker:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.heap: list[tuple[float, int, "_Conn"]] = []
+        self.heap: list[tuple[float, int, _Conn]] = []
         self.seq = 0
         self.timer: asyncio.TimerHandle | None = None
         self.timer_at = float("inf")
 
-    def add(self, due: float, conn: "_Conn") -> None:
+    def add(self, due: float, conn: _Conn) -> None:
         self.seq += 1
         heapq.heappush(self.heap, (due, self.seq, conn))
         if due < self.timer_at:
@@ -195,7 +208,7 @@ class _Conn:
     """One client connection: reads requests (keep-alive), answers them, streams tokens when the
     ticker says they are due."""
 
-    def __init__(self, server: "CalibrationServer", sock: socket.socket) -> None:
+    def __init__(self, server: CalibrationServer, sock: socket.socket) -> None:
         self.server, self.sock = server, sock
         self.buf = b""
         self.out = b""  # what the socket would not take yet
@@ -229,7 +242,7 @@ class _Conn:
         length = int(headers.get("content-length", 0))
         if len(self.buf) < end + 4 + length:
             return False
-        body, self.buf = self.buf[end + 4:end + 4 + length], self.buf[end + 4 + length:]
+        body, self.buf = self.buf[end + 4 : end + 4 + length], self.buf[end + 4 + length :]
         arrival = (self.first_ns if self.first_ns is not None else time.perf_counter_ns()) / 1e9
         self.first_ns = time.perf_counter_ns() if self.buf else None
         method, path = (head[0].split(" ") + ["", ""])[:2]
@@ -238,14 +251,19 @@ class _Conn:
         return True
 
     def respond(self, status: str, content_type: str, body: bytes) -> None:
-        self.write(f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-                   f"Connection: {'close' if self.close_after else 'keep-alive'}\r\n\r\n".encode() + body)
+        self.write(
+            f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+            f"Connection: {'close' if self.close_after else 'keep-alive'}\r\n\r\n".encode()
+            + body
+        )
         self.finished()
 
     def start_stream(self, n: int, arrival: float, tail: bytes) -> None:
         length = n * len(_TOKEN) + len(tail)  # known in advance: no chunked framing to write
-        self.write(f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {length}\r\n"
-                   f"Connection: {'close' if self.close_after else 'keep-alive'}\r\n\r\n".encode())
+        self.write(
+            f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {length}\r\n"
+            f"Connection: {'close' if self.close_after else 'keep-alive'}\r\n\r\n".encode()
+        )
         self.stream = {"n": n, "arrival": arrival, "tail": tail, "sent": []}
         sched = self.server.schedule
         self.server.ticker.add(arrival + sched["ttft_ms"] / 1000, self)
@@ -365,7 +383,6 @@ class CalibrationServer:
         if method == "GET" and path == "/health":
             return conn.respond("200 OK", "application/json", b'{"status": "ok"}')
         conn.respond("404 Not Found", "text/plain", b"not found")
-
 
 
 def main() -> None:

@@ -39,8 +39,9 @@ _AUTH = re.compile(
 )
 
 
-def verify_sigv4(request: web.Request, body: bytes, access_key: str, secret_key: str, token: str | None,
-                 region: str) -> str | None:
+def verify_sigv4(
+    request: web.Request, body: bytes, access_key: str, secret_key: str, token: str | None, region: str
+) -> str | None:
     """None if the request is signed correctly for service sagemaker in `region`, else why not."""
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest
@@ -87,8 +88,14 @@ async def invoke_stream(request: web.Request) -> web.StreamResponse:
             n = stats.setdefault(f"requests:{name}", 0) + 1
             stats[f"requests:{name}"] = n
             if n % every == 0:
-                return web.json_response({"__type": "ModelError", "OriginalStatusCode": 500,
-                                          "message": "injected fault: the model container answered 500"}, status=424)
+                return web.json_response(
+                    {
+                        "__type": "ModelError",
+                        "OriginalStatusCode": 500,
+                        "message": "injected fault: the model container answered 500",
+                    },
+                    status=424,
+                )
     if cfg["upstream"] is None:
         return await _calibrated(request, body, cfg, stats)
     async with request.app[SESSION].post(
@@ -96,10 +103,12 @@ async def invoke_stream(request: web.Request) -> web.StreamResponse:
     ) as up:
         if up.status != 200:
             text = await up.text()
-            return web.json_response({"__type": "ModelError", "message": text[:500], "OriginalStatusCode": up.status},
-                                     status=424)
-        resp = web.StreamResponse(headers={"Content-Type": EVENTSTREAM,
-                                           "X-Amzn-SageMaker-Content-Type": "text/event-stream"})
+            return web.json_response(
+                {"__type": "ModelError", "message": text[:500], "OriginalStatusCode": up.status}, status=424
+            )
+        resp = web.StreamResponse(
+            headers={"Content-Type": EVENTSTREAM, "X-Amzn-SageMaker-Content-Type": "text/event-stream"}
+        )
         await resp.prepare(request)
         frames, split = 0, max(1, int(cfg.get("split", 2)))
         async for data in up.content.iter_any():
@@ -129,7 +138,9 @@ async def _calibrated(request: web.Request, body: bytes, cfg: dict, stats: dict)
     from llmbench.testing.calibration import SCHEDULE, SENT, scheduled_stream
 
     arrival = time.perf_counter()
-    resp = web.StreamResponse(headers={"Content-Type": EVENTSTREAM, "X-Amzn-SageMaker-Content-Type": "text/event-stream"})
+    resp = web.StreamResponse(
+        headers={"Content-Type": EVENTSTREAM, "X-Amzn-SageMaker-Content-Type": "text/event-stream"}
+    )
     await resp.prepare(request)
     split = max(1, int(cfg.get("split", 2)))
 
@@ -149,15 +160,25 @@ async def _session(app: web.Application):
     # Keep-alive to the upstream keeps the extra hop cheap; llama-server closes reused
     # connections, so it is proxied with a fresh connection per request (upstream_keep_alive=False).
     fresh = not app[CONFIG].get("upstream_keep_alive", True)
-    app[SESSION] = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=fresh),
-                                         timeout=aiohttp.ClientTimeout(total=None))
+    app[SESSION] = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0, force_close=fresh), timeout=aiohttp.ClientTimeout(total=None)
+    )
     yield
     await app[SESSION].close()
 
 
-def make_app(upstream: str | None, access_key: str, secret_key: str, session_token: str | None = None,
-             split: int = 2, endpoints: set[str] | None = None, upstream_keep_alive: bool = True,
-             calibration: dict | None = None, region: str = "us-east-1", **faults) -> web.Application:
+def make_app(
+    upstream: str | None,
+    access_key: str,
+    secret_key: str,
+    session_token: str | None = None,
+    split: int = 2,
+    endpoints: set[str] | None = None,
+    upstream_keep_alive: bool = True,
+    calibration: dict | None = None,
+    region: str = "us-east-1",
+    **faults,
+) -> web.Application:
     """upstream None: serve the calibration schedule (`calibration`: ttft_ms, itl_ms, tokens) on
     both wire formats from this process."""
     app = web.Application(client_max_size=16 * 1024 * 1024)
@@ -165,9 +186,17 @@ def make_app(upstream: str | None, access_key: str, secret_key: str, session_tok
         from llmbench.testing.calibration import add_routes
 
         add_routes(app, **(calibration or {}))
-    app[CONFIG] = {"upstream": upstream, "access_key": access_key, "secret_key": secret_key,
-                   "session_token": session_token, "split": split, "endpoints": endpoints,
-                   "upstream_keep_alive": upstream_keep_alive, "region": region, **faults}
+    app[CONFIG] = {
+        "upstream": upstream,
+        "access_key": access_key,
+        "secret_key": secret_key,
+        "session_token": session_token,
+        "split": split,
+        "endpoints": endpoints,
+        "upstream_keep_alive": upstream_keep_alive,
+        "region": region,
+        **faults,
+    }
     app[STATS] = {"accepted": 0, "rejected": 0, "frames": 0}
     app.cleanup_ctx.append(_session)
     app.router.add_post("/endpoints/{name}/invocations-response-stream", invoke_stream)
@@ -185,13 +214,25 @@ def main() -> None:
     p.add_argument("--split", type=int, default=2, help="frames per upstream chunk")
     p.add_argument("--region", default="us-east-1", help="the region requests must be signed for")
     p.add_argument("--fresh-upstream-connections", action="store_true", help="for llama-server upstreams")
-    p.add_argument("--fail-endpoint", action="append", default=[], metavar="SUBSTRING:EVERY",
-                   help="answer every EVERY-th request to endpoints whose name contains SUBSTRING with 424")
+    p.add_argument(
+        "--fail-endpoint",
+        action="append",
+        default=[],
+        metavar="SUBSTRING:EVERY",
+        help="answer every EVERY-th request to endpoints whose name contains SUBSTRING with 424",
+    )
     a = p.parse_args()
     fail = {part: int(every) for part, every in (f.rsplit(":", 1) for f in a.fail_endpoint)}
-    app = make_app(a.upstream, a.access_key, a.secret_key, split=a.split,
-                   upstream_keep_alive=not a.fresh_upstream_connections,
-                   calibration={"ttft_ms": a.ttft_ms, "itl_ms": a.itl_ms}, region=a.region, fail_endpoints=fail)
+    app = make_app(
+        a.upstream,
+        a.access_key,
+        a.secret_key,
+        split=a.split,
+        upstream_keep_alive=not a.fresh_upstream_connections,
+        calibration={"ttft_ms": a.ttft_ms, "itl_ms": a.itl_ms},
+        region=a.region,
+        fail_endpoints=fail,
+    )
     web.run_app(app, host="127.0.0.1", port=a.port, access_log=None)
 
 
