@@ -12,28 +12,27 @@ from llmbench.testing import calibration
 from llmbench.testing._serve import ServerProcess
 from llmbench.workload import Workload
 
-from .test_sagemaker_wire import AK, SK, sagemaker_endpoint
+from .test_sagemaker_wire import AK, SK, assert_matches_record, sagemaker_endpoint, server_truth
 
 WORKLOAD = Workload.model_validate({"input_tokens": 32, "output_tokens": 20, "concurrency": [8],
                                     "requests_per_level": 24, "request_timeout_s": 30, "client_processes": 2})
 
 
-def _check(out, result, record):
+def _check(out, result, record, kernel_stamped=False):
     (level,) = result.levels
     assert level["client_processes"] == 2 and level["requests_ok"] == 24 and level["requests_failed"] == 0
     rq = pd.read_parquet(result.requests_path)
     assert sorted(rq["request_index"]) == list(range(24))  # each request once, from the shared counter
     assert set(rq["worker"]) == set(range(8))  # 4 streams in each process, numbered apart
     # The server's 100 ms, not more. The schedule is a floor (no token is written before it is due);
-    # above it the client's median is held to the server's own record of the same requests, not to
-    # the schedule, which a loaded machine makes the server miss by itself (its p50 up to 111 ms
-    # measured with both cores busy). Client minus record at the median, measured with both cores
-    # busy: up to 6 ms against the calibration server (it stamps a request's kernel arrival), up to
-    # 15 ms against the aiohttp SageMaker stand-in, whose handler stamps a request only after it
-    # has checked the SigV4 signatures of the others that came at the same moment. Bound: 30 ms.
-    assert record["requests"] == 24
-    assert rq["ttft_ms"].min() >= 100 and rq["ttft_ms"].median() - record["ttft_ms_p50"] < 30, (
-        rq["ttft_ms"].median(), record["ttft_ms_p50"])
+    # above it the client is held to the server's own record of these requests, counted from the
+    # client's send stamps (tolerances and their reasons: test_sagemaker_wire), not to the schedule,
+    # which a loaded machine makes the server miss by itself (its p50 up to 111 ms measured).
+    assert rq["ttft_ms"].min() >= 100
+    (srv,) = server_truth(record, result.requests_path).values()  # the one level's requests
+    assert_matches_record([level], {int(level["concurrency"]): srv}, out.name)
+    if kernel_stamped:  # and each request reached the server as the client stamped it sent (< 0.1 ms measured)
+        assert srv["wait_ms_p50"] < 5, srv
     lines = [json.loads(x) for x in (out / "requests.jsonl").read_text().splitlines()]
     assert len(lines) == 24 and not list(out.glob("requests.part*"))
     return level
@@ -44,8 +43,10 @@ def test_split_level_over_two_processes_openai(tmp_path):
                        "--tokens", "20") as server:
         result = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), WORKLOAD, tmp_path / "o")
         record = calibration.fetch_record(server.url)
-    level = _check(tmp_path / "o", result, record)
-    assert level["achieved_concurrency"] > 6  # the 8 streams really ran at once across the processes
+    level = _check(tmp_path / "o", result, record, kernel_stamped=True)
+    # the 8 streams really ran at once across the processes (7.6-8.0 measured, loaded or not: a
+    # request's ~0.3 s dwarfs the moment between one request's end and its stream's next send)
+    assert level["achieved_concurrency"] > 6
 
 
 def test_split_level_over_two_processes_sagemaker_signed(tmp_path):

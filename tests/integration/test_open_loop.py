@@ -44,11 +44,14 @@ def test_requests_leave_on_the_poisson_schedule_not_the_servers_pace(tmp_path):
     assert np.median(late_ms) < 5 and late_ms.max() < 40, late_ms.round(1).tolist()
     # The client's own stamps agree with the server's record: a request reaches the server right
     # after the client stamps it sent (loopback, ~20 us at the median), and the client's send lag
-    # (send - due) is the lateness the server saw, within 1 ms at the median (a send on a new
-    # connection counts its connect in the server's view only).
+    # (send - due) is the lateness the server saw up to one constant, the level's start, which only
+    # the client knows (the server's view starts at its most punctual request, which on a loaded
+    # machine was itself ~1 ms late): within 1 ms at the median (a send on a new connection counts
+    # its connect in the server's view only).
     rq = pd.read_parquet(result.requests_path).sort_values("send_ns")
     assert -0.5 < 1000 * np.median(arrived - rq["send_ns"].to_numpy() / 1e9) < 1
-    assert np.median(np.abs(rq["send_lag_ms"].to_numpy() - late_ms)) < 1
+    differ = late_ms - rq["send_lag_ms"].to_numpy()
+    assert np.median(np.abs(differ - np.median(differ))) < 1, differ.round(2).tolist()
     # a request takes ~195 ms and one arrives every 50 ms: several are in flight at once, which a
     # closed loop of one stream never has
     assert level["achieved_concurrency"] > 2

@@ -1,5 +1,6 @@
 """The real load generator through a SigV4-checking, event-stream SageMaker runtime stand-in."""
 
+import numpy as np
 import pandas as pd
 from botocore.credentials import Credentials
 
@@ -23,40 +24,58 @@ WORKLOAD = {"input_tokens": 32, "output_tokens": 50, "concurrency": [1, 8], "req
 
 # A sweep's TTFT and ITL are checked against the server's own record of that sweep's requests,
 # not against another sweep run after it (the machine's load moves between the two).
-# TTFT: the client's p50 exceeds the record's by the time from its send stamp to the server's
-# arrival stamp (this server is aiohttp: its handler's start, once the event loop gets to the
-# request; at 4 streams also after the handlers, SigV4 checks included, of requests that came at
-# the same moment) plus the token's loopback delivery (microseconds). Measured p50 excess
-# 0.3-4.3 ms at 1 and 4 streams, idle and with both cores of this 2-core machine kept busy by
-# other work. A client that saw a token only once the next one came (an event-stream frame or
-# read-buffer bug) would be one ITL (10 ms in the wire test) late on every request, so the bound
-# stays under it. The server stamps a token after its write returns, so preempted there it can
-# stamp after the client's kernel receive stamp: a small margin below zero.
-TTFT_P50_EXCESS_MS = (-2.0, 8.0)
+# TTFT: both sides count from the client's send stamp (one clock: perf_counter is CLOCK_MONOTONIC,
+# the same in every process), so what is compared is when the client saw each first token against
+# when the server wrote it. Time a request spent in the server before its handler ran (this server
+# is aiohttp: no kernel arrival stamp; up to 18 ms at the median at 4 streams on a loaded machine)
+# is latency the client rightly counts, and is on both sides. What is left: the token's loopback
+# delivery (microseconds); a client read that a loaded machine holds back past the next token,
+# which takes both and stamps them with the later one's arrival (+1 ITL on that request); and the
+# server's stamp, taken just after its write returns, so a server preempted there stamps after
+# the client saw the token (one stamp 4.6 ms late seen). Measured client minus record at the
+# median: within +-0.5 ms mostly, -3.8 to +3.9 ms at worst (1 to 8 streams, idle and with a busy
+# loop on each of the 2 cores beside a C++ build). A client that saw a token only once the next
+# one came (an event-stream frame or read-buffer bug) would be one ITL (10 ms) late on every
+# request, so the bound stays under it; one that took the response headers for the first token
+# would be a whole TTFT early.
+TTFT_P50_EXCESS_MS = (-8.0, 8.0)
 # ITL mean: pooled over a level's gaps, i.e. (last - first) / (tokens - 1) per request, so even a
 # 20 ms stall on one request's first or last token moves a level's mean over 8 x 39 gaps or more
-# by under 0.07 ms; measured within 0.05 ms of the record.
+# by under 0.07 ms; measured within 0.13 ms of the record.
 ITL_MEAN_ERROR_MS = 0.5
 
 
 def server_truth(record: dict, requests_path) -> dict[int, dict]:
-    """The server's record of each level of a sweep (by concurrency): the requests that reached it
-    between the level's first send and its last end (1 ms of slack for the kernel stamp's
-    conversion). Levels run one after another and a warm-up before them, so each request falls
-    in its own level's window."""
+    """The server's record of each level of a sweep (by the requests' concurrency), counted from
+    the client's send stamps: ttft_ms_p50 from each send to the server's write of that request's
+    first token, itl_ms_mean over the server's gaps between token writes, wait_ms_p50 from each
+    send to the server's arrival stamp. A level's requests are those that reached the server
+    between its first send and its last end (levels run one after another, a warm-up before them);
+    sends and arrivals pair in order (requests sent at the same moment are interchangeable here)."""
     rq = pd.read_parquet(requests_path)
-    return {int(c): calibration.record_within(record, g["send_ns"].min() / 1e9 - 0.001, g["end_ns"].max() / 1e9)
-            for c, g in rq.groupby("concurrency")}
+    truth = {}
+    for c, g in rq.groupby("concurrency"):
+        sends = np.sort(g["send_ns"].to_numpy()) / 1e9
+        lo, hi = sends[0] - 0.001, g["end_ns"].max() / 1e9  # 1 ms: the kernel stamp's conversion
+        served = [r for r in record["per_request"] if lo <= r["arrival_s"] <= hi]  # in arrival order
+        assert len(served) == len(sends), (c, len(served), len(sends))
+        pairs = list(zip(served, sends, strict=True))
+        gaps = [1000 * (b - a) for r in served for a, b in zip(r["sent_s"], r["sent_s"][1:], strict=False)]
+        truth[int(c)] = {"ttft_ms_p50": float(np.median([1000 * (r["sent_s"][0] - s) for r, s in pairs])),
+                         "itl_ms_mean": float(np.mean(gaps)),
+                         "wait_ms_p50": float(np.median([1000 * (r["arrival_s"] - s) for r, s in pairs]))}
+    return truth
 
 
-def assert_matches_record(levels: list[dict], truth: dict[int, dict], what: str) -> None:
-    low, high = TTFT_P50_EXCESS_MS
+def assert_matches_record(levels: list[dict], truth: dict[int, dict], what: str,
+                          ttft_excess_ms: tuple[float, float] = TTFT_P50_EXCESS_MS) -> None:
+    low, high = ttft_excess_ms
     for lv in levels:
-        srv, c = truth[int(lv["concurrency"])], int(lv["concurrency"])
-        assert lv["requests_failed"] == 0 and srv["requests"] == lv["requests_ok"], (what, c, srv["requests"])
-        assert low < lv["ttft_ms_p50"] - srv["ttft_ms_p50"] < high, (what, c, lv["ttft_ms_p50"], srv["ttft_ms_p50"])
-        assert abs(lv["itl_ms_mean"] - srv["itl_ms_mean"]) < ITL_MEAN_ERROR_MS, (what, c, lv["itl_ms_mean"],
-                                                                                srv["itl_ms_mean"])
+        c = int(lv["concurrency"])
+        srv = truth[c]
+        assert lv["requests_failed"] == 0, (what, c, lv["requests_failed"])
+        assert low < lv["ttft_ms_p50"] - srv["ttft_ms_p50"] < high, (what, c, lv["ttft_ms_p50"], srv)
+        assert abs(lv["itl_ms_mean"] - srv["itl_ms_mean"]) < ITL_MEAN_ERROR_MS, (what, c, lv["itl_ms_mean"], srv)
 
 
 def test_same_ttft_and_itl_as_direct_openai(tmp_path):
@@ -120,8 +139,11 @@ def test_real_model_behind_the_wire_format(local_server, tmp_path):
 def test_cli_sweep_sagemaker_with_runtime_url_matches_openai(tmp_path):
     """`llmbench sweep --backend sagemaker --runtime-url` against the SigV4-checking event-stream
     server gives the TTFT/ITL that `--backend openai` gives against the same server: each the
-    server's own record of its requests (the tolerances above; at this server's 5 ms ITL what this
-    test guards is the CLI's wiring, the frame-level bound is the test above's)."""
+    server's own record of its requests."""
+    # The tolerances above, but TTFT up to 15 ms over the record: at this server's 5 ms ITL a read
+    # held back by a loaded machine takes two or three tokens at once more often (the CLI's fresh
+    # process also starts its record builder during the first level); measured up to +7.7 ms.
+    # What this test guards is the CLI's wiring; the one-ITL bound is the test above's.
     import os
     import subprocess
     import sys
@@ -146,4 +168,5 @@ def test_cli_sweep_sagemaker_with_runtime_url_matches_openai(tmp_path):
         levels = pd.read_parquet(tmp_path / name / "levels.parquet").to_dict("records")
         assert [lv["requests_ok"] for lv in levels] == [8, 8], name
         assert all(lv["output_tokens_mean"] == 40 and lv["ttft_ms_p50"] >= 50 for lv in levels), name
-        assert_matches_record(levels, server_truth(record, tmp_path / name / "requests.parquet"), name)
+        assert_matches_record(levels, server_truth(record, tmp_path / name / "requests.parquet"), name,
+                              ttft_excess_ms=(-8.0, 15.0))
