@@ -163,27 +163,26 @@ class LocalBackend:
 
     def status(self, handle: Handle) -> Readiness:
         if not group_members(handle["pgid"]):
-            return Readiness("failed", f"llama-server exited: {_tail(Path(handle['log_path']))}")
+            return Readiness("failed", f"llama-server exited before it was ready: {_tail(Path(handle['log_path']))}")
         try:
             with urllib.request.urlopen(handle["base_url"] + "/health", timeout=2) as r:
                 return Readiness("ready" if r.status == 200 else "pending")
-        except (urllib.error.HTTPError, OSError) as e:  # 503 while the model loads
+        except urllib.error.HTTPError as e:  # 503 while the model loads
+            return Readiness("pending", f"HTTP {e.code}")
+        except OSError as e:
             return Readiness("pending", str(e))
 
     def wait_ready(self, handle: Handle, timeout_s: float = 120.0) -> None:
+        """status() until ready: raises at once when the server exits, or after timeout_s."""
         deadline = time.monotonic() + timeout_s
         last = ""
         while time.monotonic() < deadline:
-            if not group_members(handle["pgid"]):
-                raise DeployError(f"llama-server exited before it was ready: {_tail(Path(handle['log_path']))}")
-            try:
-                with urllib.request.urlopen(handle["base_url"] + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except urllib.error.HTTPError as e:  # 503 while the model loads
-                last = f"HTTP {e.code}"
-            except OSError as e:
-                last = str(e)
+            look = self.status(handle)
+            if look.state == "ready":
+                return
+            if look.state == "failed":
+                raise DeployError(look.detail)
+            last = look.detail or ""
             time.sleep(0.2)
         raise DeployError(f"llama-server not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}")
 
