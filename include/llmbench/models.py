@@ -61,6 +61,23 @@ class VllmServing(_Strict):
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
     speculative_config: dict[str, Any] | None = None  # e.g. EAGLE3: {"method": "eagle3", "model": ..., ...}
     extra_env: dict[str, str] = Field(default_factory=dict)
+    # Further `vllm serve` flags, as given (EC2: appended to the command line, e.g.
+    # ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]).
+    extra_args: list[str] = Field(default_factory=list)
+
+
+class NeuronServing(_Strict):
+    """vLLM on AWS Neuron (Inferentia2 / Trainium) from a Neuron deep learning container: the
+    model is compiled for fixed shapes and split over `tensor_parallel_size` NeuronCores."""
+
+    kind: Literal["neuron"]
+    name: str
+    container: str = "neuron-vllm-0.9"
+    tensor_parallel_size: int = Field(1, ge=1)
+    max_model_len: int = Field(4096, ge=128)
+    max_num_seqs: int = Field(8, ge=1)
+    extra_args: list[str] = Field(default_factory=list)
+    extra_env: dict[str, str] = Field(default_factory=dict)
 
 
 class LmiServing(_Strict):
@@ -89,7 +106,20 @@ class OpenAIServing(_Strict):
     api_key_conn_id: str | None = None
 
 
-Serving = Annotated[LocalServing | VllmServing | LmiServing | OpenAIServing, Field(discriminator="kind")]
+class BedrockServing(_Strict):
+    """A per-token API model on Amazon Bedrock, streamed with ConverseStream. `api` names its entry
+    in catalog/api_prices.yaml (model id, $/M input and output tokens per region)."""
+
+    kind: Literal["bedrock"]
+    name: str
+    api: str
+    model_id: str | None = None  # default: the catalog entry's model id (an inference profile id works too)
+
+
+Serving = Annotated[
+    LocalServing | VllmServing | LmiServing | NeuronServing | OpenAIServing | BedrockServing,
+    Field(discriminator="kind"),
+]
 
 
 class SageMakerSettings(_Strict):
@@ -102,6 +132,40 @@ class SageMakerSettings(_Strict):
     kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # GPU memory kept free for KV cache
     instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent endpoints per instance type
     runtime_url: str | None = None  # override the runtime host (VPC endpoints, tests)
+
+
+class Ec2Settings(_Strict):
+    """Instances we launch, serve from, and terminate. Network: a subnet and security group from
+    here (or the connection extra `subnet_id` / `security_group_id`); without a security group, one
+    is created per target admitting only `runner_cidr` on the server port, and deleted after."""
+
+    region: str
+    aws_conn_id: str = "aws_default"
+    ami_id: str | None = None  # else resolved from ami_ssm_parameter at deploy
+    # AWS's public parameter for the current Deep Learning Base AMI (NVIDIA driver + Docker).
+    ami_ssm_parameter: str = (
+        "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    )
+    subnet_id: str | None = None
+    security_group_id: str | None = None
+    runner_cidr: str | None = None  # who may reach the server (default: this runner's address /32)
+    key_name: str | None = None
+    iam_instance_profile: str | None = None
+    root_volume_gb: int = Field(200, ge=8)
+    server_port: int = Field(8000, ge=1, le=65535)
+    # How the runner reaches the server: {public_ip}, {private_ip}, {public_dns}, {port} filled in.
+    server_url: str = "http://{public_ip}:{port}/v1"
+    ready_timeout_s: int = Field(1800, ge=10)  # running + the server's /health (image pull, model load)
+    expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
+    instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent instances per type
+    precision_policy: Literal["refuse", "warn"] = "warn"
+
+
+class BedrockSettings(_Strict):
+    region: str
+    aws_conn_id: str = "aws_default"
+    runtime_url: str | None = None  # override the runtime host (VPC endpoints, tests)
+    request_timeout_s: float = Field(300, gt=0)
 
 
 KNOWN_REGIONS = {
@@ -132,11 +196,21 @@ KNOWN_REGIONS = {
 
 
 class Price(_Strict):
-    """What one hour of the target costs, where that figure comes from, and as of when."""
+    """What the target costs, on one basis: per hour it exists (an instance or endpoint), per
+    token (a per-token API: $/M input and output tokens), or unknown (an endpoint you run and
+    gave no price for: `note` says so, and every price figure is NULL)."""
 
-    usd_per_hour: float = Field(ge=0)
-    source: str
+    basis: Literal["per_hour", "per_token", "none"] = "per_hour"
+    usd_per_hour: float | None = Field(None, ge=0)
+    usd_per_m_input_tokens: float | None = Field(None, ge=0)
+    usd_per_m_output_tokens: float | None = Field(None, ge=0)
+    source: str | None = None
     date: str | None = None
+    note: str | None = None  # why there is no price (basis "none")
+
+    @classmethod
+    def hourly(cls, usd_per_hour: float, source: str, date: str | None = None) -> Price:
+        return cls(basis="per_hour", usd_per_hour=usd_per_hour, source=source, date=date)
 
 
 class ContainerImage(_Strict):
@@ -148,6 +222,8 @@ class ContainerImage(_Strict):
     gpu_archs: list[str]
     inference_ami_version: str | None = None
     source: str | None = None
+    platform: Literal["sagemaker", "ec2"] = "sagemaker"
+    cpu_archs: list[str] = Field(default_factory=lambda: ["x86_64"])  # host CPUs the image is built for
 
 
 class LocalTarget(_Strict):
@@ -173,9 +249,27 @@ class OpenAITarget(_Strict):
     api_key_conn_id: str | None = None
 
 
-BackendTarget = Annotated[LocalTarget | SageMakerTarget | OpenAITarget, Field(discriminator="kind")]
-BackendKind = Literal["local", "sagemaker", "openai"]
-BACKEND_KINDS: tuple[str, ...] = ("local", "sagemaker", "openai")
+class Ec2Target(_Strict):
+    """An EC2 instance we launch with a serving container (vLLM; Neuron DLC) and terminate."""
+
+    kind: Literal["ec2"] = "ec2"
+    settings: Ec2Settings
+    container: ContainerImage
+
+
+class BedrockTarget(_Strict):
+    """A per-token API: nothing deployed; requests go to the Bedrock runtime, SigV4-signed."""
+
+    kind: Literal["bedrock"] = "bedrock"
+    settings: BedrockSettings
+    model_id: str
+
+
+BackendTarget = Annotated[
+    LocalTarget | SageMakerTarget | OpenAITarget | Ec2Target | BedrockTarget, Field(discriminator="kind")
+]
+BackendKind = Literal["local", "sagemaker", "openai", "ec2", "bedrock"]
+BACKEND_KINDS: tuple[str, ...] = ("local", "sagemaker", "openai", "ec2", "bedrock")
 
 
 class ResolvedTarget(_Strict):
@@ -199,7 +293,8 @@ class ResolvedTarget(_Strict):
     tensor_parallel: int = 1
     roofline_tokens_per_s: float | None = None
     estimated_endpoint_hours: float
-    estimated_usd: float
+    estimated_usd: float | None  # None: the target has no price (an unpriced openai endpoint)
+    warnings: list[str] = Field(default_factory=list)  # plan-time warnings about this target
 
     @property
     def backend_kind(self) -> str:

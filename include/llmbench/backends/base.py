@@ -60,6 +60,15 @@ class Teardown:
         return {"deleted_at": self.deleted_at, "endpoint_seconds": self.endpoint_seconds}
 
 
+# Tags on every cloud resource a backend creates: the janitor finds what a killed worker left
+# behind by managed-by, and removes it once its expiry has passed.
+MANAGED_BY = ("managed-by", "llmbench")
+TAG_RUN_KEY = "llmbench:run-key"
+TAG_TARGET = "llmbench:target-id"
+TAG_EXPIRES = "llmbench:expires-at"
+TAG_INSTANCE = "llmbench:instance-type"  # what a per-instance-type quota counts
+
+
 Handle = dict[str, Any]  # JSON-able, owned by the backend that made it; travels through XCom
 
 

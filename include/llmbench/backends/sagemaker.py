@@ -16,17 +16,23 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, torn_down
+from llmbench.backends.base import (
+    MANAGED_BY,
+    TAG_EXPIRES,
+    TAG_INSTANCE,
+    TAG_RUN_KEY,
+    TAG_TARGET,
+    DeployError,
+    Endpoint,
+    Handle,
+    Readiness,
+    Teardown,
+    torn_down,
+)
 from llmbench.models import LmiServing, ResolvedTarget, SageMakerTarget, VllmServing
 from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
 
 log = logging.getLogger("llmbench")
-
-MANAGED_BY = ("managed-by", "llmbench")
-TAG_RUN_KEY = "llmbench:run-key"
-TAG_TARGET = "llmbench:target-id"
-TAG_EXPIRES = "llmbench:expires-at"
-TAG_INSTANCE = "llmbench:instance-type"  # what endpoint_quota counts
 
 
 def resource_name(run_key: str, target_id: str) -> str:
