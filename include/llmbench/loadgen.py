@@ -32,7 +32,7 @@ from llmbench.backends.base import Endpoint
 from llmbench.httpstream import StreamClient, decode_response
 from llmbench.records import RequestRecord
 from llmbench.recordworker import RecordBuilder
-from llmbench.workload import Length, chat_request_body, make_prompt, sample_length
+from llmbench.workload import Length, chat_request_body, converse_request_body, make_prompt, sample_length
 
 OnRecord = Callable[[RequestRecord], None]
 
@@ -179,6 +179,8 @@ async def run_level(
             sample_length(output_tokens, seed, idx, "output"),
             shared_prefix_tokens,
         )
+        if endpoint.wire == "bedrock":  # ConverseStream: the model id is in the URL
+            return json.dumps(converse_request_body(prompt)).encode()
         return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
 
     # A count-bounded level in one process builds its bodies before the clock starts; a timed

@@ -29,6 +29,7 @@ ERROR_KINDS = (
     "malformed_chunk",
     "empty_response",
     "truncated",
+    "throttled",  # the service refused for rate (Bedrock: HTTP 429 or a throttlingException frame)
 )
 NS_PER_MS = 1_000_000
 # A level's client is saturated when its load generator could not keep up: its processes kept the

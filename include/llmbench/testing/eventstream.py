@@ -1,5 +1,6 @@
-"""AWS event-stream frame encoding, for the wire-format test server (testing/sagemaker_runtime)
-and the tests: never the client path (the client decodes with wire.decode_eventstream)."""
+"""AWS event-stream frame encoding, for the wire-format test servers (testing/sagemaker_runtime,
+testing/bedrock_runtime) and the tests: never the client path (the client decodes with
+wire.decode_eventstream and wire.decode_converse)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ def encode_frame(headers: dict[str, str], payload: bytes) -> bytes:
 def payload_part(data: bytes) -> bytes:
     return encode_frame(
         {":event-type": "PayloadPart", ":content-type": "application/octet-stream", ":message-type": "event"}, data
+    )
+
+
+def event_frame(event_type: str, payload: dict) -> bytes:
+    """One event with a JSON payload, as Bedrock's ConverseStream sends them (`:event-type`
+    messageStart, contentBlockDelta, contentBlockStop, messageStop, metadata)."""
+    return encode_frame(
+        {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"},
+        json.dumps(payload, separators=(",", ":")).encode(),
     )
 
 
