@@ -17,41 +17,80 @@ from llmbench.workload import Workload
 
 REGION = "us-east-1"
 AMI_PARAMETER = "/llmbench-test/dlami/ami-id"  # moto reserves /aws/ for AWS's own parameters
-VLLM_IMAGE = ContainerImage(kind="vllm", image="vllm/vllm-openai:v0.15.1", cuda="12.9", gpu_archs=["ada"],
-                            platform="ec2")
+VLLM_IMAGE = ContainerImage(
+    kind="vllm", image="vllm/vllm-openai:v0.15.1", cuda="12.9", gpu_archs=["ada"], platform="ec2"
+)
 
 
-def ec2_target(tmp_path=None, target_id="g6-vllm", run_key="ec2-test-2026-12-01", serving=None,
-               instance_type="g6.xlarge", container=VLLM_IMAGE, **settings) -> ResolvedTarget:
+def ec2_target(
+    tmp_path=None,
+    target_id="g6-vllm",
+    run_key="ec2-test-2026-12-01",
+    serving=None,
+    instance_type="g6.xlarge",
+    container=VLLM_IMAGE,
+    **settings,
+) -> ResolvedTarget:
     """A resolved EC2 target: g6.xlarge (1 x L4), vLLM, a tiny workload; `settings` override Ec2Settings."""
     run_dir = str(tmp_path or "/tmp/llmbench-ec2-unit")
     return ResolvedTarget(
-        run_key=run_key, run_dir=run_dir, target_id=target_id, label=f"{target_id} (test)",
-        instance_type=instance_type, model="qwen3-8b", hf_id="Qwen/Qwen3-8B", precision="bf16",
+        run_key=run_key,
+        run_dir=run_dir,
+        target_id=target_id,
+        label=f"{target_id} (test)",
+        instance_type=instance_type,
+        model="qwen3-8b",
+        hf_id="Qwen/Qwen3-8B",
+        precision="bf16",
         serving=serving or VllmServing(kind="vllm", name="vllm-tp1", max_model_len=4096),
-        workload=Workload(input_tokens=32, output_tokens=8, concurrency=[1, 2], requests_per_level=3,
-                          warmup_requests=1),
-        validation=ValidationSettings(), slo=Slo(), price=Price.hourly(0.8048, "test"),
+        workload=Workload(
+            input_tokens=32, output_tokens=8, concurrency=[1, 2], requests_per_level=3, warmup_requests=1
+        ),
+        validation=ValidationSettings(),
+        slo=Slo(),
+        price=Price.hourly(0.8048, "test"),
         backend=Ec2Target(settings=Ec2Settings(**{"region": REGION, **settings}), container=container),
-        region=REGION, estimated_endpoint_hours=0.5, estimated_usd=0.4,
+        region=REGION,
+        estimated_endpoint_hours=0.5,
+        estimated_usd=0.4,
     )
+
+
+def register_dlami(session, endpoint_url=None) -> str:
+    """A stand-in for the Deep Learning AMI, published under AMI_PARAMETER as AWS publishes the
+    real one. Its root device is not the fallback /dev/sda1: the backend must read it off the AMI."""
+    ec2 = session.client("ec2", region_name=REGION, endpoint_url=endpoint_url)
+    ami = ec2.register_image(
+        Name="llmbench-test-dlami",
+        Architecture="x86_64",
+        RootDeviceName="/dev/xvda",
+        BlockDeviceMappings=[{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 75}}],
+    )["ImageId"]
+    session.client("ssm", region_name=REGION, endpoint_url=endpoint_url).put_parameter(
+        Name=AMI_PARAMETER, Value=ami, Type="String"
+    )
+    return ami
 
 
 @pytest.fixture
 def aws(monkeypatch):
-    """An in-process moto account with fake credentials, and an SSM parameter naming one of its AMIs."""
+    """An in-process moto account with fake credentials and one AMI, named by an SSM parameter."""
     from moto import mock_aws
 
-    for k, v in {"AWS_ACCESS_KEY_ID": "AKIDLLMBENCHTEST", "AWS_SECRET_ACCESS_KEY": "llmbench-test-secret",
-                 "AWS_DEFAULT_REGION": REGION}.items():
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": "AKIDLLMBENCHTEST",
+        "AWS_SECRET_ACCESS_KEY": "llmbench-test-secret",
+        "AWS_DEFAULT_REGION": REGION,
+        # moto's ~1,300 default AMIs cost seconds per test on a 2-core machine; we need one.
+        "MOTO_EC2_LOAD_DEFAULT_AMIS": "false",
+    }.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     with mock_aws():
         import boto3
 
         session = boto3.Session(region_name=REGION)
-        ami = session.client("ec2").describe_images()["Images"][0]["ImageId"]
-        session.client("ssm").put_parameter(Name=AMI_PARAMETER, Value=ami, Type="String")
+        register_dlami(session)
         yield session
 
 
