@@ -96,8 +96,8 @@ def decode_converse(chunks: list[tuple[int, bytes]]) -> StreamParse:
                 headers = msg.headers
                 event = headers.get(":event-type")
                 if event == "contentBlockDelta":
-                    # the hot event: a substring test before the JSON parse skips nothing real (a
-                    # text delta always has "text") but spares tool-use and empty deltas the parse
+                    # the frequent event: a text delta always holds "text", so testing for it
+                    # first spares other deltas (tool-use input) the JSON parse
                     if b'"text"' in msg.payload and (json.loads(msg.payload).get("delta") or {}).get("text"):
                         parse.content_ns.append(t_ns)
                 elif headers.get(":message-type") in ("exception", "error"):
