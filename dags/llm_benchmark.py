@@ -3,9 +3,10 @@
 plan -> [per target: deploy (setup) -> wait_ready -> warm_up -> sweep -> validate; teardown]
      -> price_performance -> publish (Asset) -> report -> check
 
-The per-target chain exists once per backend kind, as mapped task groups `local`, `sagemaker`
-and `openai`, because each needs its own capacity controls (a pool for the shared machine,
-rescheduling waits for endpoints that take minutes); a kind with no target in the run is skipped.
+The per-target chain exists once per backend kind, as mapped task groups `local`, `sagemaker`,
+`ec2`, `openai` and `bedrock`, because each needs its own capacity controls (a pool for the shared
+machine, serialised deploys and rescheduling waits for endpoints and instances that take minutes);
+one config may mix them, and a kind with no target in the run is skipped.
 
 Wiring only: every task calls one function of llmbench.pipeline, imported inside the task so the
 scheduler parses this file without the library's heavy dependencies.
@@ -25,13 +26,20 @@ from airflow.sdk import Asset, Param, PokeReturnValue, dag, get_current_context,
 # instance type's endpoint quota and the create that follows it are atomic across workers.
 LOCAL_POOL = "llmbench_local"
 SAGEMAKER_DEPLOY_POOL = "llmbench_sagemaker_deploy"
+EC2_DEPLOY_POOL = "llmbench_ec2_deploy"  # the same for EC2 instance quotas
 # LLMBENCH_SCHEDULE=none: the DAG runs only when triggered (REST API, CLI, backfill).
 SCHEDULE = os.environ.get("LLMBENCH_SCHEDULE", "@weekly")
 MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
 # backend kind -> (the pool its measuring tasks hold, whether its waits give the worker slot back)
-BACKEND_GROUPS = {"local": (LOCAL_POOL, False), "sagemaker": (SAGEMAKER_DEPLOY_POOL, True), "openai": (None, False)}
+BACKEND_GROUPS = {
+    "local": (LOCAL_POOL, False),
+    "sagemaker": (SAGEMAKER_DEPLOY_POOL, True),
+    "ec2": (EC2_DEPLOY_POOL, True),
+    "openai": (None, False),
+    "bedrock": (None, False),  # a per-token API: nothing to create, nothing to wait for
+}
 
 
 def _alert(context) -> None:
@@ -98,9 +106,9 @@ def llm_benchmark():
 
     def target_group(group_id: str, pool: str | None, waits_by_rescheduling: bool):
         """The per-target chain, for one kind of capacity: the local machine (one pool slot, every
-        task in it), SageMaker endpoints (deploys serialised so quota checks are atomic; waits
-        that give their worker slot back while an endpoint is created), or an endpoint that
-        already runs (no pool: nothing is created)."""
+        task in it), SageMaker endpoints or EC2 instances (deploys serialised so quota checks are
+        atomic; waits that give their worker slot back while they start), or an endpoint or API
+        that already runs (no pool: nothing is created)."""
         limits = {"map_index_template": MAP_LABEL, "execution_timeout": timedelta(minutes=30)}
         body = {**limits, "pool": pool} if pool == LOCAL_POOL else limits
 

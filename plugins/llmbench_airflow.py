@@ -15,11 +15,30 @@ def backend_kwargs(target: Any) -> dict[str, Any]:
     sagemaker: a boto3 session with the credentials of the config's AWS connection (through the
     amazon provider's AwsBaseHook), the connection's control-plane endpoint override if any, and
     the execution role from the connection extra `execution_role_arn` (the config's
-    sagemaker.role_arn wins). openai: the API key, the password of the target's connection
-    `api_key_conn_id` (none: no key). local: nothing."""
-    from llmbench.models import OpenAITarget, ResolvedTarget, SageMakerTarget
+    sagemaker.role_arn wins). ec2: a session through the provider's EC2Hook, the connection's
+    ec2 endpoint override, and its extra `subnet_id` / `security_group_id` as network defaults
+    (the config's win). bedrock: a session (the signer's credentials). openai: the API key, the
+    password of the target's connection `api_key_conn_id` (none: no key). local: nothing."""
+    from llmbench.models import BedrockTarget, Ec2Target, OpenAITarget, ResolvedTarget, SageMakerTarget
 
     backend = ResolvedTarget.of(target).backend
+    if isinstance(backend, Ec2Target):
+        from airflow.providers.amazon.aws.hooks.ec2 import EC2Hook
+
+        ec2 = backend.settings
+        ec2_hook = EC2Hook(aws_conn_id=ec2.aws_conn_id, region_name=ec2.region)
+        extra = ec2_hook.conn_config.extra_config
+        return {
+            "session": ec2_hook.get_session(region_name=ec2.region),
+            "endpoint_url": ec2_hook.conn_config.get_service_endpoint_url(service_name="ec2"),
+            "network": {k: extra[k] for k in ("subnet_id", "security_group_id") if extra.get(k)},
+        }
+    if isinstance(backend, BedrockTarget):
+        from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
+
+        br = backend.settings
+        br_hook = AwsBaseHook(aws_conn_id=br.aws_conn_id, client_type="bedrock-runtime", region_name=br.region)
+        return {"session": br_hook.get_session(region_name=br.region)}
     if isinstance(backend, SageMakerTarget):
         sm = backend.settings
         hook = _sagemaker_hook(sm.aws_conn_id, sm.region)
@@ -68,9 +87,10 @@ def regional_aws_dag(dag_id: str, schedule: str, doc: str | None, per_region: An
     return regional()
 
 
-def aws_session_for(conn_id: str, region: str) -> tuple[Any, str | None]:
-    """(boto3 session, sagemaker endpoint override) for an AWS connection: the janitor's inputs."""
-    return _session_and_endpoint(_sagemaker_hook(conn_id, region), region)
+def aws_session_for(conn_id: str, region: str, service: str = "sagemaker") -> tuple[Any, str | None]:
+    """(boto3 session, the service's endpoint override) for an AWS connection: the janitor's inputs."""
+    hook = _sagemaker_hook(conn_id, region)
+    return hook.get_session(region_name=region), hook.conn_config.get_service_endpoint_url(service_name=service)
 
 
 def pricing_session_for(conn_id: str) -> tuple[Any, str | None]:

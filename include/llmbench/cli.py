@@ -205,6 +205,15 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
     return _summarise(run_sweep(endpoint, workload, out, progress=_say))
 
 
+def price_label(price) -> str:
+    """A target's price as the plan prints it: $/hour, $/M input and output tokens, or none."""
+    if price.basis == "per_hour":
+        return f"${price.usd_per_hour:.4f}/h"
+    if price.basis == "per_token":
+        return f"${price.usd_per_m_input_tokens:g}/${price.usd_per_m_output_tokens:g} per M"
+    return "no price"
+
+
 def cmd_plan(a: argparse.Namespace) -> int:
     from llmbench.config import ConfigError, plan
 
@@ -232,14 +241,15 @@ def cmd_plan(a: argparse.Namespace) -> int:
         f" / {tokens(w.output_tokens)} out; every check passed"
     )
     print(
-        f"  {'target':<24} {'instance':<16} {'serving':<26} {'prec':<5} {'$/hour':>8} {'roofline tok/s':>14} "
-        f"{'est. hours':>10} {'est. $':>8}"
+        f"  {'target':<24} {'backend':<9} {'instance':<18} {'serving':<26} {'prec':<6} {'price':>20} "
+        f"{'roofline tok/s':>14} {'est. hours':>10} {'est. $':>8}"
     )
     for t in run.targets:
         roof = f"{t.roofline_tokens_per_s:.0f}" if t.roofline_tokens_per_s else "-"
+        usd = f"{t.estimated_usd:>8.2f}" if t.estimated_usd is not None else f"{'-':>8}"
         print(
-            f"  {t.target_id:<24} {t.instance_type:<16} {t.serving_config:<26} {t.precision:<5} "
-            f"{t.price.usd_per_hour:>8.4f} {roof:>14} {t.estimated_endpoint_hours:>10.2f} {t.estimated_usd:>8.2f}"
+            f"  {t.target_id:<24} {t.backend_kind:<9} {t.instance_type:<18} {t.serving_config:<26} "
+            f"{t.precision:<6} {price_label(t.price):>20} {roof:>14} {t.estimated_endpoint_hours:>10.2f} {usd}"
         )
     print(
         f"  estimated total: {run.estimated_endpoint_hours:.2f} endpoint-hours, ${run.estimated_usd:.2f} "

@@ -1,7 +1,8 @@
 """Benchmark configs and catalogs, validated, and the plan: targets resolved before anything runs.
 
-A config names a backend, a workload and a list of targets (instance type x model x serving
-configuration). `plan()` resolves every target against the catalogs and the DAG Params into a
+A config names a workload and a list of targets (instance type x model x serving configuration),
+each on a backend (its own `backend:`, else the config's): one run may mix them. `plan()`
+resolves every target against the catalogs and the DAG Params into a
 typed `RunPlan` (llmbench.models), and refuses a bad one with a single line naming the field and
 the allowed values, before any endpoint exists.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -20,11 +21,18 @@ from llmbench import paths
 from llmbench.metrics import Slo, roofline_tokens_per_s
 from llmbench.models import (
     KNOWN_REGIONS,
+    BackendKind,
     BackendTarget,
+    BedrockServing,
+    BedrockSettings,
+    BedrockTarget,
     ContainerImage,
+    Ec2Settings,
+    Ec2Target,
     LmiServing,
     LocalServing,
     LocalTarget,
+    NeuronServing,
     OpenAIServing,
     OpenAITarget,
     Price,
@@ -50,16 +58,26 @@ class _Strict(BaseModel):
 
 
 # Which serving kinds each backend runs.
-SERVING_KINDS = {"local": ("llama-server",), "sagemaker": ("vllm", "lmi"), "openai": ("openai",)}
+SERVING_KINDS: dict[str, tuple[str, ...]] = {
+    "local": ("llama-server",),
+    "sagemaker": ("vllm", "lmi"),
+    "ec2": ("vllm", "neuron"),
+    "openai": ("openai",),
+    "bedrock": ("bedrock",),
+}
+# Backends whose targets run on an instance type of the catalog (the others: an endpoint you run,
+# or a per-token API, where instance_type and precision are optional labels).
+HARDWARE_BACKENDS = ("local", "sagemaker", "ec2")
 
 
 class TargetSpec(_Strict):
     id: str
-    instance_type: str
+    backend: BackendKind | None = None  # default: the config's `backend`
+    instance_type: str | None = None  # required on local, sagemaker and ec2
     model: str
-    precision: str
+    precision: str | None = None  # required on local, sagemaker and ec2
     serving: Serving
-    usd_per_hour: float | None = Field(None, ge=0)  # overrides the catalog price (openai: required)
+    usd_per_hour: float | None = Field(None, ge=0)  # overrides the catalog price (openai: the only price)
 
     @field_validator("id")
     @classmethod
@@ -69,44 +87,60 @@ class TargetSpec(_Strict):
         return v
 
 
+def _known_region(section: str, region: str) -> None:
+    if region not in KNOWN_REGIONS:
+        raise ValueError(f"{section}.region: unknown region {region!r}; allowed: {sorted(KNOWN_REGIONS)}")
+
+
 class BenchmarkConfig(_Strict):
     name: str
-    backend: Literal["local", "sagemaker", "openai"]
+    backend: BackendKind | None = None  # the backend of every target that names none
     description: str = ""
     sagemaker: SageMakerSettings | None = None
+    ec2: Ec2Settings | None = None
+    bedrock: BedrockSettings | None = None
     workload: Workload = Field(default_factory=Workload)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     slo: Slo = Field(default_factory=Slo)
     warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
     targets: list[TargetSpec] = Field(min_length=1)
 
+    def backend_of(self, t: TargetSpec) -> str:
+        """The backend a target runs on (the validator guarantees one)."""
+        return t.backend or self.backend or ""
+
     @model_validator(mode="after")
-    def _unique_ids(self) -> BenchmarkConfig:
+    def _targets(self) -> BenchmarkConfig:
         ids = [t.id for t in self.targets]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"duplicate target ids: {dupes}")
-        want = SERVING_KINDS[self.backend]
         for t in self.targets:
+            kind = self.backend_of(t)
+            if not kind:
+                raise ValueError(
+                    f"targets[{t.id}].backend: no backend; set `backend` on the target or at the top "
+                    f"(allowed: {list(SERVING_KINDS)})"
+                )
+            want = SERVING_KINDS[kind]
             if t.serving.kind not in want:
                 raise ValueError(
-                    f"targets[{t.id}].serving.kind {t.serving.kind!r} does not run on backend "
-                    f"{self.backend!r}; allowed: {want}"
+                    f"targets[{t.id}].serving.kind {t.serving.kind!r} does not run on backend {kind!r}; allowed: {want}"
                 )
-        if self.backend == "sagemaker":
-            if self.sagemaker is None:
-                raise ValueError("backend sagemaker needs a `sagemaker:` section (region, role_arn or aws_conn_id)")
-            if self.sagemaker.region not in KNOWN_REGIONS:
-                raise ValueError(
-                    f"sagemaker.region: unknown region {self.sagemaker.region!r}; allowed: {sorted(KNOWN_REGIONS)}"
-                )
-        if self.backend == "openai":
-            unpriced = [t.id for t in self.targets if t.usd_per_hour is None]
-            if unpriced:
-                raise ValueError(
-                    f"targets{unpriced}.usd_per_hour: an openai target needs its $/hour (nothing "
-                    "in the catalog prices an endpoint you run yourself)"
-                )
+            if kind in HARDWARE_BACKENDS:
+                missing = [f for f in ("instance_type", "precision") if getattr(t, f) is None]
+                if missing:
+                    raise ValueError(f"targets[{t.id}].{missing[0]}: required on backend {kind!r}")
+        used = {self.backend_of(t) for t in self.targets}
+        for kind, section, what in (
+            ("sagemaker", self.sagemaker, "region, role_arn or aws_conn_id"),
+            ("ec2", self.ec2, "region, and subnet_id / security_group_id or the connection's"),
+            ("bedrock", self.bedrock, "region, aws_conn_id"),
+        ):
+            if kind in used and section is None:
+                raise ValueError(f"backend {kind} needs a `{kind}:` section ({what})")
+            if section is not None:
+                _known_region(kind, section.region)
         return self
 
 
@@ -163,6 +197,7 @@ def load_catalogs() -> dict[str, Any]:
         "models": models,
         "containers": inst["containers"],
         "native_precisions": inst["native_precisions"],
+        "apis": yaml.safe_load((paths.CATALOG_DIR / "api_prices.yaml").read_text())["apis"],
     }
 
 
@@ -200,146 +235,243 @@ def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConf
         raise ConfigError(_one_line(e, "params")) from None
 
 
-# Endpoint lifetime a SageMaker target costs beyond its sweep: create + InService (seed 001: ~9
-# minutes) and delete. Used only for the plan's estimate.
-DEPLOY_OVERHEAD_MIN = {"local": 0.1, "sagemaker": 12.0, "openai": 0.0}
+# What a target's endpoint costs beyond its sweep, for the plan's estimate only: SageMaker create
+# + InService (seed 001: ~9 minutes) and delete; EC2 launch, image pull and model load, terminate.
+DEPLOY_OVERHEAD_MIN = {"local": 0.1, "sagemaker": 12.0, "ec2": 10.0, "openai": 0.0, "bedrock": 0.0}
 DECODE_EFFICIENCY = 0.6  # fraction of the bandwidth roofline a single stream reaches, for estimates
+DEFAULT_CONTAINER = {("vllm", "sagemaker"): "vllm-0.15.1", ("vllm", "ec2"): "vllm-openai-0.15.1"}
 
 
 def _version(v: str | None) -> tuple[int, ...]:
     return tuple(int(x) for x in str(v).split(".")) if v else (0,)
 
 
-def _check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Resolve one target against the catalogs; raise ConfigError naming the field, else return
-    (resolved fields, warnings)."""
+def _platform(instance_type: str, inst: dict[str, Any]) -> str:
+    """Where an instance type is offered: the catalog's `platform`, else SageMaker for ml.*."""
+    return str(inst.get("platform") or ("sagemaker" if instance_type.startswith("ml.") else "local"))
+
+
+class _Checked:
+    """What checking one target found: its resolved fields, and warnings for the plan and its rows."""
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self.tp = 1
+        self.roofline: float | None = None
+
+
+def _check_local(where: str, t: TargetSpec, s: LocalServing, cat: dict[str, Any], need: int) -> None:
+    model = cat["models"][t.model]
+    if need > min(s.ctx_per_slot, model["context_length"]):
+        raise ConfigError(
+            f"{where}.serving.ctx_per_slot: input + output tokens ({need}) exceed the per-slot context "
+            f"({s.ctx_per_slot}); raise ctx_per_slot or shorten the workload"
+        )
+
+
+def _check_accelerated(
+    where: str,
+    kind: str,
+    t: TargetSpec,
+    s: VllmServing | LmiServing | NeuronServing,
+    settings: SageMakerSettings | Ec2Settings,
+    cat: dict[str, Any],
+    need: int,
+    out: _Checked,
+) -> ContainerImage:
+    """A GPU or Neuron target on SageMaker or EC2: the container runs on this platform, host CPU
+    and accelerator; the model fits the accelerator's memory at the tensor-parallel degree; the
+    precision is native there (else refused, or a warning that travels to the warehouse row)."""
+    instance_type = str(t.instance_type)
+    inst, model, containers = cat["instances"][instance_type], cat["models"][t.model], cat["containers"]
+    if s.max_model_len > model["context_length"]:
+        raise ConfigError(
+            f"{where}.serving.max_model_len: {s.max_model_len} exceeds {t.model}'s context "
+            f"length {model['context_length']}"
+        )
+    if need > s.max_model_len:
+        raise ConfigError(
+            f"{where}.serving.max_model_len: prefix + input + output tokens ({need}) exceed "
+            f"max_model_len ({s.max_model_len})"
+        )
+    name = s.container or DEFAULT_CONTAINER.get((s.kind, kind))
+    on_platform = sorted(
+        k for k, c in containers.items() if c["kind"] == s.kind and c.get("platform", "sagemaker") == kind
+    )
+    if name not in containers:
+        raise ConfigError(f"{where}.serving.container: unknown {name!r}; allowed: {on_platform}")
+    ctr = ContainerImage.model_validate(containers[name])
+    if ctr.kind != s.kind:
+        raise ConfigError(
+            f"{where}.serving.container: {name!r} is a {ctr.kind} container, not {s.kind}; allowed: {on_platform}"
+        )
+    if ctr.platform != kind:
+        raise ConfigError(
+            f"{where}.serving.container: {name!r} is a {ctr.platform} image, not {kind}; allowed: {on_platform}"
+        )
+    arch = inst["gpu_arch"]
+    cpu = inst.get("cpu_arch", "x86_64")
+    if cpu not in ctr.cpu_archs:
+        raise ConfigError(
+            f"{where}.serving.container: {name} is built for {ctr.cpu_archs} hosts, {instance_type} is {cpu}; "
+            f"allowed: {sorted(k for k in on_platform if cpu in containers[k].get('cpu_archs', ['x86_64']))}"
+        )
+    if arch != "neuron" and _version(ctr.cuda) < _version(inst["min_cuda"]):
+        raise ConfigError(
+            f"{where}.serving.container: {name} ships CUDA {ctr.cuda} but "
+            f"{instance_type} ({inst['gpu']}, {arch}) needs CUDA {inst['min_cuda']}+"
+        )
+    if arch not in ctr.gpu_archs:
+        raise ConfigError(
+            f"{where}.serving.container: {name} has no kernels for {arch} ({inst['gpu']}, {instance_type}); "
+            f"it covers {ctr.gpu_archs}"
+        )
+    if isinstance(s, LmiServing):
+        tp = s.tensor_parallel_degree
+    else:
+        tp = s.tensor_parallel_size
+    unit = "NeuronCore" if arch == "neuron" else "GPU"
+    if tp > inst["gpu_count"]:
+        raise ConfigError(
+            f"{where}.serving: tensor parallel degree {tp} exceeds the {inst['gpu_count']} {unit}(s) of {instance_type}"
+        )
+    precision = str(t.precision)
+    native = cat["native_precisions"][arch]
+    if precision not in native:
+        msg = (
+            f"{where}.precision: {precision} is not native on {arch} ({inst['gpu']}); it would be "
+            f"emulated or widened to 16 bits; native: {native}"
+        )
+        if settings.precision_policy == "refuse":
+            raise ConfigError(msg + f" (set {kind}.precision_policy: warn to run it anyway)")
+        out.warnings.append(msg)
+    weights_gb = model["total_params_b"] * model["bytes_per_param"][precision]
+    utilisation = s.gpu_memory_utilization if isinstance(s, (VllmServing, LmiServing)) else 1.0
+    usable_gb = inst["memory_gb_per_gpu"] * utilisation * (1 - settings.kv_headroom_fraction)
+    if weights_gb / tp > usable_gb:
+        raise ConfigError(
+            f"{where}: {t.model} at {precision} needs {weights_gb:.1f} GB of weights, {weights_gb / tp:.1f} GB "
+            f"per {unit} at tensor parallel {tp}; {instance_type} leaves {usable_gb:.1f} GB per {unit} after KV "
+            f"headroom ({inst['memory_gb_per_gpu']} GB x {utilisation} x "
+            f"{1 - settings.kv_headroom_fraction:.2f}); use more {unit}s or a smaller precision"
+        )
+    out.tp = tp
+    return ctr
+
+
+def _hourly_price(
+    where: str, kind: str, t: TargetSpec, region: str, inst: dict[str, Any], cat: dict[str, Any]
+) -> Price:
+    """The config's $/hour, else the AWS Pricing API cache (SageMaker), else the catalog's."""
+    if t.usd_per_hour is not None:
+        return Price.hourly(t.usd_per_hour, "config")
+    api_price = cat["pricing_api"].get(region, {}).get(t.instance_type) if kind == "sagemaker" else None
+    if api_price is not None:  # refreshed from the AWS Pricing API (llmbench_prices DAG)
+        return Price.hourly(
+            api_price["usd_per_hour"],
+            f"AWS Pricing API ({SERVICE_CODE} hosting, sku {api_price.get('sku')})",
+            api_price["fetched_at"][:10],
+        )
+    usd_per_hour = (inst.get("usd_per_hour") or {}).get(region)
+    if usd_per_hour is None:
+        raise ConfigError(
+            f"{where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
+            f"usd_per_hour on the target or refresh prices (DAG llmbench_prices) (priced regions: "
+            f"{sorted(inst.get('usd_per_hour') or {})})"
+        )
+    return Price.hourly(float(usd_per_hour), inst["price_source"], str(inst["price_date"]))
+
+
+def _check_hardware_target(
+    cfg: BenchmarkConfig, kind: str, t: TargetSpec, cat: dict[str, Any], out: _Checked
+) -> tuple[str, Price, BackendTarget]:
+    """A target on an instance type of the catalog (local, sagemaker, ec2): (region, price, backend)."""
     where = f"targets[{t.id}]"
-    instances, models, containers = cat["instances"], cat["models"], cat["containers"]
-    if t.instance_type not in instances:
-        raise ConfigError(f"{where}.instance_type: unknown {t.instance_type!r}; allowed: {sorted(instances)}")
+    instances, models = cat["instances"], cat["models"]
+    instance_type, precision = str(t.instance_type), str(t.precision)
+    on_backend = sorted(k for k, v in instances.items() if _platform(k, v) == kind)
+    if instance_type not in instances:
+        raise ConfigError(f"{where}.instance_type: unknown {instance_type!r}; allowed on {kind}: {on_backend}")
+    inst = instances[instance_type]
+    if _platform(instance_type, inst) != kind:
+        raise ConfigError(
+            f"{where}.instance_type: {instance_type} is a {_platform(instance_type, inst)} instance type, "
+            f"not {kind}; allowed on {kind}: {on_backend}"
+        )
     if t.model not in models:
         raise ConfigError(f"{where}.model: unknown {t.model!r}; allowed: {sorted(models)}")
-    inst, model = instances[t.instance_type], models[t.model]
-    if t.precision not in model["bytes_per_param"]:
+    model = models[t.model]
+    if precision not in model["bytes_per_param"]:
         raise ConfigError(
-            f"{where}.precision: {t.precision!r} not in the catalog for {t.model}; "
+            f"{where}.precision: {precision!r} not in the catalog for {t.model}; "
             f"allowed: {sorted(model['bytes_per_param'])}"
         )
     w = cfg.workload
     need = _longest(w.input_tokens) + w.shared_prefix_tokens + _longest(w.output_tokens)
-    warnings: list[str] = []
     s = t.serving
-    tp = 1
-    if isinstance(s, LocalServing):
-        if need > min(s.ctx_per_slot, model["context_length"]):
-            raise ConfigError(
-                f"{where}.serving.ctx_per_slot: input + output tokens ({need}) exceed the per-slot context "
-                f"({s.ctx_per_slot}); raise ctx_per_slot or shorten the workload"
-            )
-        region = "local"
-    elif isinstance(s, (VllmServing, LmiServing)) and cfg.sagemaker is not None:
-        sm = cfg.sagemaker
-        region = sm.region
-        if s.max_model_len > model["context_length"]:
-            raise ConfigError(
-                f"{where}.serving.max_model_len: {s.max_model_len} exceeds {t.model}'s context "
-                f"length {model['context_length']}"
-            )
-        if need > s.max_model_len:
-            raise ConfigError(
-                f"{where}.serving.max_model_len: prefix + input + output tokens ({need}) exceed "
-                f"max_model_len ({s.max_model_len})"
-            )
-        if s.container not in containers:
-            raise ConfigError(f"{where}.serving.container: unknown {s.container!r}; allowed: {sorted(containers)}")
-        ctr = containers[s.container]
-        if ctr["kind"] != s.kind:
-            raise ConfigError(
-                f"{where}.serving.container: {s.container!r} is a {ctr['kind']} container, "
-                f"not {s.kind}; allowed: {sorted(k for k, c in containers.items() if c['kind'] == s.kind)}"
-            )
-        arch = inst["gpu_arch"]
-        if _version(ctr["cuda"]) < _version(inst["min_cuda"]):
-            raise ConfigError(
-                f"{where}.serving.container: {s.container} ships CUDA {ctr['cuda']} but "
-                f"{t.instance_type} ({inst['gpu']}, {arch}) needs CUDA {inst['min_cuda']}+"
-            )
-        if arch not in ctr["gpu_archs"]:
-            raise ConfigError(
-                f"{where}.serving.container: {s.container} does not run on {arch} GPUs "
-                f"({t.instance_type}); allowed architectures: {ctr['gpu_archs']}"
-            )
-        tp = s.tensor_parallel_size if isinstance(s, VllmServing) else s.tensor_parallel_degree
-        if tp > inst["gpu_count"]:
-            raise ConfigError(
-                f"{where}.serving: tensor parallel degree {tp} exceeds the {inst['gpu_count']} "
-                f"GPU(s) of {t.instance_type}"
-            )
-        native = cat["native_precisions"][arch]
-        if t.precision not in native:
-            msg = (
-                f"{where}.precision: {t.precision} is not native on {arch} ({inst['gpu']}); it would be "
-                f"emulated or widened; native: {native}"
-            )
-            if sm.precision_policy == "refuse":
-                raise ConfigError(msg + " (set sagemaker.precision_policy: warn to run it anyway)")
-            warnings.append(msg)
-        weights_gb = model["total_params_b"] * model["bytes_per_param"][t.precision]
-        usable_gb = inst["memory_gb_per_gpu"] * s.gpu_memory_utilization * (1 - sm.kv_headroom_fraction)
-        if weights_gb / tp > usable_gb:
-            raise ConfigError(
-                f"{where}: {t.model} at {t.precision} needs {weights_gb:.1f} GB of weights, {weights_gb / tp:.1f} GB "
-                f"per GPU at tensor parallel {tp}; {t.instance_type} leaves {usable_gb:.1f} GB per GPU after KV "
-                f"headroom ({inst['memory_gb_per_gpu']} GB x {s.gpu_memory_utilization} x "
-                f"{1 - sm.kv_headroom_fraction:.2f}); use more GPUs or a smaller precision"
-            )
-    else:  # BenchmarkConfig pairs each serving kind with its backend: nothing else reaches here
-        raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {cfg.backend!r}")
-    api_price = cat["pricing_api"].get(region, {}).get(t.instance_type) if cfg.backend == "sagemaker" else None
-    if t.usd_per_hour is not None:
-        price = Price(usd_per_hour=t.usd_per_hour, source="config")
-    elif api_price is not None:  # refreshed from the AWS Pricing API (llmbench_prices DAG)
-        price = Price(
-            usd_per_hour=api_price["usd_per_hour"],
-            source=f"AWS Pricing API ({SERVICE_CODE} hosting, sku {api_price.get('sku')})",
-            date=api_price["fetched_at"][:10],
-        )
-    else:
-        usd_per_hour = (inst.get("usd_per_hour") or {}).get(region)
-        if usd_per_hour is None:
-            raise ConfigError(
-                f"{where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
-                f"usd_per_hour on the target or refresh prices (DAG llmbench_prices) (priced regions: "
-                f"{sorted(inst.get('usd_per_hour') or {})})"
-            )
-        price = Price(usd_per_hour=float(usd_per_hour), source=inst["price_source"], date=str(inst["price_date"]))
     backend: BackendTarget
-    if isinstance(s, (VllmServing, LmiServing)) and cfg.sagemaker is not None:
-        backend = SageMakerTarget(
-            settings=cfg.sagemaker, container=ContainerImage.model_validate(containers[s.container])
-        )
+    if isinstance(s, LocalServing):
+        _check_local(where, t, s, cat, need)
+        region, backend = "local", LocalTarget()
+    elif isinstance(s, (VllmServing, LmiServing, NeuronServing)) and kind == "sagemaker" and cfg.sagemaker:
+        region = cfg.sagemaker.region
+        ctr = _check_accelerated(where, kind, t, s, cfg.sagemaker, cat, need, out)
+        backend = SageMakerTarget(settings=cfg.sagemaker, container=ctr)
+    elif isinstance(s, (VllmServing, NeuronServing)) and kind == "ec2" and cfg.ec2:
+        region = cfg.ec2.region
+        ctr = _check_accelerated(where, kind, t, s, cfg.ec2, cat, need, out)
+        backend = Ec2Target(settings=cfg.ec2, container=ctr)
+    else:  # BenchmarkConfig pairs each serving kind with its backend: nothing else reaches here
+        raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {kind!r}")
+    out.roofline = roofline_tokens_per_s(inst, model, precision, out.tp)
+    return region, _hourly_price(where, kind, t, region, inst, cat), backend
+
+
+def _check_openai_target(t: TargetSpec, s: OpenAIServing) -> tuple[str, Price, BackendTarget]:
+    """An endpoint that already runs: no catalog check of its hardware (it may be anything). Its
+    $/hour is the config's; without one, only latency and throughput are published."""
+    if t.usd_per_hour is not None:
+        price = Price.hourly(t.usd_per_hour, "config")
     else:
-        backend = LocalTarget()
-    roof = roofline_tokens_per_s(inst, model, t.precision, tp)
-    return _resolved(cfg, region, price, backend, tp, roof), warnings
-
-
-def _check_openai_target(
-    cfg: BenchmarkConfig, t: TargetSpec, s: OpenAIServing, cat: dict[str, Any]
-) -> tuple[dict[str, Any], list[str]]:
-    """An endpoint that already runs: no catalog check of its hardware (it may be anything); its
-    $/hour comes from the config (BenchmarkConfig requires it)."""
-    price = Price(usd_per_hour=float(t.usd_per_hour or 0.0), source="config")
+        price = Price(basis="none", note="no usd_per_hour in the config for this endpoint: latency and throughput only")
     backend = OpenAITarget(base_url=s.base_url.rstrip("/"), model_name=s.model_name, api_key_conn_id=s.api_key_conn_id)
-    return _resolved(cfg, "external", price, backend, 1, None), []
+    return "external", price, backend
 
 
-def _resolved(
-    cfg: BenchmarkConfig, region: str, price: Price, backend: BackendTarget, tp: int, roof: float | None
-) -> dict[str, Any]:
-    """The resolved fields every backend shares, with the plan's estimate of endpoint time."""
+def _check_bedrock_target(cfg: BenchmarkConfig, t: TargetSpec, s: BedrockServing, cat: dict[str, Any]):
+    """A per-token API: the catalog entry `serving.api` gives the model id and its $/M input and
+    output tokens in the config's bedrock region."""
+    where = f"targets[{t.id}]"
+    assert cfg.bedrock is not None  # BenchmarkConfig requires the section for a bedrock target
+    region = cfg.bedrock.region
+    apis = {k: v for k, v in cat["apis"].items() if v.get("provider") == "bedrock"}
+    if s.api not in apis:
+        raise ConfigError(f"{where}.serving.api: unknown {s.api!r}; allowed: {sorted(apis)}")
+    api = apis[s.api]
+    if t.model != api["model"]:
+        raise ConfigError(f"{where}.model: {s.api} serves {api['model']!r}, not {t.model!r}")
+    if t.usd_per_hour is not None:
+        raise ConfigError(f"{where}.usd_per_hour: a per-token API has no $/hour (its prices: catalog {s.api})")
+    p_in, p_out = api["usd_per_m_input"].get(region), api["usd_per_m_output"].get(region)
+    if p_in is None or p_out is None:
+        raise ConfigError(
+            f"{where}: no price for {s.api} in {region}; priced regions: {sorted(api['usd_per_m_output'])}"
+        )
+    price = Price(
+        basis="per_token",
+        usd_per_m_input_tokens=float(p_in),
+        usd_per_m_output_tokens=float(p_out),
+        source=api["source"],
+        date=str(api["date"]),
+    )
+    return region, price, BedrockTarget(settings=cfg.bedrock, model_id=s.model_id or api["model_id"])
+
+
+def _estimate(cfg: BenchmarkConfig, kind: str, price: Price, roof: float | None) -> tuple[float, float | None]:
+    """(endpoint-hours, $) a target is expected to cost: deploy overhead plus each level's
+    ceil(n / c) rounds at a fraction of the roofline; per-token: every request's tokens at list
+    price. None where there is no price."""
     w = cfg.workload
-    # Estimate: each level runs ceil(n / c) rounds of one request at a fraction of the roofline.
     single_tps = roof * DECODE_EFFICIENCY if roof else 40.0
     out_mean = length_mean(w.output_tokens)
     if w.arrival_rates_rps:  # open loop: n arrivals at rate r take n / r, plus the last one's answer
@@ -350,22 +482,26 @@ def _resolved(
             else sum(w.requests_per_level / r + out_mean / single_tps for r in w.arrival_rates_rps)
         )
     else:
+        n_levels = len(w.concurrency)
         sweep_s = w.repeats * (
-            w.level_duration_s * len(w.concurrency)
+            w.level_duration_s * n_levels
             if w.level_duration_s
             else sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency)
         )
     sweep_s += w.warmup_requests * out_mean / single_tps
-    hours = DEPLOY_OVERHEAD_MIN[cfg.backend] / 60 + sweep_s / 3600
-    return {
-        "region": region,
-        "price": price,
-        "backend": backend,
-        "tensor_parallel": tp,
-        "roofline_tokens_per_s": roof,
-        "estimated_endpoint_hours": hours,
-        "estimated_usd": hours * price.usd_per_hour,
-    }
+    hours = DEPLOY_OVERHEAD_MIN[kind] / 60 + sweep_s / 3600
+    if price.basis == "per_hour" and price.usd_per_hour is not None:
+        return hours, hours * price.usd_per_hour
+    if price.basis == "per_token":
+        # A timed level's request count is unknown in advance: estimate it at the single-stream pace.
+        per_level = w.requests_per_level if not w.level_duration_s else w.level_duration_s * single_tps / out_mean
+        requests = w.warmup_requests + w.repeats * n_levels * per_level
+        in_mean = length_mean(w.input_tokens) + w.shared_prefix_tokens
+        usd = requests * (
+            in_mean * (price.usd_per_m_input_tokens or 0) + out_mean * (price.usd_per_m_output_tokens or 0)
+        )
+        return 0.0, usd / 1e6
+    return hours, None
 
 
 def plan(
@@ -389,26 +525,39 @@ def plan(
     targets: list[ResolvedTarget] = []
     warnings: list[str] = []
     for t in cfg.targets:
+        kind = cfg.backend_of(t)
+        checked = _Checked()
         if isinstance(t.serving, OpenAIServing):
-            resolved, warn = _check_openai_target(cfg, t, t.serving, cat)
+            region, price, backend = _check_openai_target(t, t.serving)
+        elif isinstance(t.serving, BedrockServing):
+            region, price, backend = _check_bedrock_target(cfg, t, t.serving, cat)
         else:
-            resolved, warn = _check_target(cfg, t, cat)
-        warnings.extend(warn)
+            region, price, backend = _check_hardware_target(cfg, kind, t, cat, checked)
+        hours, usd = _estimate(cfg, kind, price, checked.roofline)
+        warnings.extend(checked.warnings)
+        instance_type = t.instance_type or ("bedrock-on-demand" if kind == "bedrock" else "external")
         targets.append(
             ResolvedTarget(
                 run_key=run_key,
                 run_dir=str(run_dir),
                 target_id=t.id,
-                label=f"{t.instance_type} / {t.model} / {t.serving.name}",
-                instance_type=t.instance_type,
+                label=f"{instance_type} / {t.model} / {t.serving.name}",
+                instance_type=instance_type,
                 model=t.model,
                 hf_id=(cat["models"].get(t.model) or {}).get("hf_id"),
-                precision=t.precision,
+                precision=t.precision or "undisclosed",
                 serving=t.serving,
                 workload=cfg.workload,
                 validation=cfg.validation,
                 slo=cfg.slo,
-                **resolved,
+                price=price,
+                backend=backend,
+                region=region,
+                tensor_parallel=checked.tp,
+                roofline_tokens_per_s=checked.roofline,
+                estimated_endpoint_hours=hours,
+                estimated_usd=usd,
+                warnings=checked.warnings,
             )
         )
     run = RunPlan(
@@ -421,7 +570,7 @@ def plan(
         warehouse=cfg.warehouse,
         warnings=warnings,
         estimated_endpoint_hours=sum(t.estimated_endpoint_hours for t in targets),
-        estimated_usd=sum(t.estimated_usd for t in targets),
+        estimated_usd=sum(t.estimated_usd or 0.0 for t in targets),
         targets=targets,
     )
     run_dir.mkdir(parents=True, exist_ok=True)

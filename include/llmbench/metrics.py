@@ -279,6 +279,15 @@ def total_tokens_per_s(level: dict[str, Any]) -> float | None:
     return out_tps + (level.get("input_tokens_mean") or 0) * (level.get("requests_per_s") or 0)
 
 
+def input_tokens_per_output_token(level: dict[str, Any]) -> float | None:
+    """The level's measured input:output ratio: mean input tokens / mean output tokens per
+    successful request (what a per-token price is blended at). None where either is unknown."""
+    in_mean, out_mean = level.get("input_tokens_mean"), level.get("output_tokens_mean")
+    if not in_mean or not out_mean or in_mean != in_mean or out_mean != out_mean:  # None, 0 or NaN
+        return None
+    return float(in_mean) / float(out_mean)
+
+
 def decode_tokens_per_s_per_stream(tpot_ms_p50: float | None) -> float | None:
     """One stream's decode rate: 1000 / median time per output token."""
     return 1000 / tpot_ms_p50 if tpot_ms_p50 else None

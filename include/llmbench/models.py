@@ -46,11 +46,12 @@ class LocalServing(_Strict):
 
 
 class VllmServing(_Strict):
-    """The native vLLM SageMaker container: knobs become SM_VLLM_* environment variables."""
+    """vLLM's OpenAI server: on SageMaker its native container (knobs become SM_VLLM_* environment
+    variables), on EC2 the vLLM image (knobs become `vllm serve` flags)."""
 
     kind: Literal["vllm"]
     name: str
-    container: str = "vllm-0.15.1"
+    container: str | None = None  # catalog container; default: vllm-0.15.1 (SageMaker), vllm-openai-0.15.1 (EC2)
     tensor_parallel_size: int = Field(1, ge=1)
     dtype: str = "auto"
     quantization: str | None = None  # e.g. fp8; precision decides it when unset
@@ -158,7 +159,8 @@ class Ec2Settings(_Strict):
     ready_timeout_s: int = Field(1800, ge=10)  # running + the server's /health (image pull, model load)
     expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
     instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent instances per type
-    precision_policy: Literal["refuse", "warn"] = "warn"
+    precision_policy: Literal["refuse", "warn"] = "warn"  # a precision the accelerator widens or emulates
+    kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # accelerator memory kept free for KV cache
 
 
 class BedrockSettings(_Strict):

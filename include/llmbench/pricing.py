@@ -35,17 +35,55 @@ def break_even_output_tokens_per_s(
     return monthly_usd(usd_per_hour) / (usd_per_output_token * HOURS_PER_MONTH * SECONDS_PER_HOUR)
 
 
-def benchmark_cost_usd(usd_per_hour: float, endpoint_seconds: float | None) -> float | None:
+def benchmark_cost_usd(usd_per_hour: float | None, endpoint_seconds: float | None) -> float | None:
     """What the benchmark itself cost: endpoint-seconds (deploy to deleted) x $/hour."""
-    if endpoint_seconds is None:
+    if endpoint_seconds is None or usd_per_hour is None:
         return None
     return usd_per_hour * endpoint_seconds / SECONDS_PER_HOUR
 
 
+def per_token_usd_per_m_output_with_input(
+    usd_per_m_input: float, usd_per_m_output: float, input_tokens_per_output_token: float
+) -> float:
+    """What a million output tokens of a per-token API cost together with the input tokens that
+    came with them (k per output token): out + k x in. The figure to hold against an hourly
+    target's $/M output tokens, which carries the cost of its input tokens too."""
+    return usd_per_m_output + input_tokens_per_output_token * usd_per_m_input
+
+
+def per_token_usd_per_m_total(
+    usd_per_m_input: float, usd_per_m_output: float, input_tokens_per_output_token: float
+) -> float:
+    """The blended $ per million tokens (input and output) at k input tokens per output token."""
+    k = input_tokens_per_output_token
+    return (k * usd_per_m_input + usd_per_m_output) / (k + 1)
+
+
+def per_token_benchmark_cost_usd(
+    usd_per_m_input: float, usd_per_m_output: float, input_tokens: int, output_tokens: int
+) -> float:
+    """What the requests of a per-token target cost: their tokens at list price."""
+    return (input_tokens * usd_per_m_input + output_tokens * usd_per_m_output) / 1e6
+
+
 def api_prices() -> dict:
-    """The per-token API price table (catalog/api_prices.yaml)."""
+    """The per-token API catalog (catalog/api_prices.yaml)."""
     import yaml
 
     from llmbench import paths
 
     return yaml.safe_load((paths.CATALOG_DIR / "api_prices.yaml").read_text())
+
+
+def default_api() -> tuple[str, float, float, float]:
+    """(name, $/M input, $/M output, input tokens per output token) of the per-token API every
+    hourly target's break-even is computed against (api_prices.yaml `default_api`, in its
+    `default_region`)."""
+    apis = api_prices()
+    api, region = apis["apis"][apis["default_api"]], apis["default_region"]
+    return (
+        apis["default_api"],
+        float(api["usd_per_m_input"][region]),
+        float(api["usd_per_m_output"][region]),
+        float(apis["input_tokens_per_output_token"]),
+    )

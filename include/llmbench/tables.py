@@ -12,7 +12,7 @@ from typing import Any
 
 from llmbench import __version__, metrics, pricing
 from llmbench.events import read_events
-from llmbench.models import ResolvedTarget, RunPlan
+from llmbench.models import Price, ResolvedTarget, RunPlan
 
 TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance")
 
@@ -35,7 +35,12 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         status, failed_stage, error = "failed", failed["stage"], failed["error"]
     else:
         status, failed_stage, error = "succeeded", None, None
-    usd_h = target.price.usd_per_hour
+    price = target.price
+    usd_h = price.usd_per_hour
+    if price.basis == "per_token":
+        benchmark_cost = _per_token_cost(target)
+    else:
+        benchmark_cost = pricing.benchmark_cost_usd(usd_h, endpoint_seconds)
     return {
         "run_key": run.run_key,
         "target_id": target.target_id,
@@ -48,34 +53,82 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         "serving_json": json.dumps(target.serving.model_dump(mode="json"), sort_keys=True),
         "workload_json": json.dumps(target.workload.model_dump(mode="json"), sort_keys=True),
         "usd_per_hour": usd_h,
-        "price_source": target.price.source,
-        "price_date": target.price.date,
+        "price_basis": price.basis,
+        "usd_per_m_input_tokens_list": price.usd_per_m_input_tokens,
+        "usd_per_m_output_tokens_list": price.usd_per_m_output_tokens,
+        "price_source": price.source,
+        "price_date": price.date,
+        "price_note": price.note,
+        "plan_warnings": "; ".join(target.warnings) or None,
         "status": status,
         "failed_stage": failed_stage,
         "error": error,
         "validation_passed": validation_passed,
         "endpoint_seconds": endpoint_seconds,
-        "benchmark_cost_usd": pricing.benchmark_cost_usd(usd_h, endpoint_seconds),
+        "benchmark_cost_usd": benchmark_cost,
         "raw_dir": str(d),
     }
+
+
+def _per_token_cost(target: ResolvedTarget) -> float | None:
+    """What a per-token target's requests cost (warm-up and sweep), from their recorded tokens."""
+    import pandas as pd
+
+    p = target.price
+    path = target.dir / "requests.parquet"
+    if not path.exists() or p.usd_per_m_input_tokens is None or p.usd_per_m_output_tokens is None:
+        return None
+    rq = pd.read_parquet(path, columns=["input_tokens", "output_tokens"])
+    return pricing.per_token_benchmark_cost_usd(
+        p.usd_per_m_input_tokens,
+        p.usd_per_m_output_tokens,
+        int(rq["input_tokens"].fillna(0).sum()),
+        int(rq["output_tokens"].fillna(0).sum()),
+    )
+
+
+def _level_prices(price: Price, out_tps: float | None, total_tps: float | None, k: float | None) -> dict[str, Any]:
+    """A level's price figures on the target's price basis (None where the basis has none).
+    k: the level's measured input tokens per output token."""
+    if price.basis == "per_hour" and price.usd_per_hour is not None:
+        usd_h = price.usd_per_hour
+        per_m_out = pricing.usd_per_million_tokens(usd_h, out_tps)
+        return {
+            "usd_per_m_output_tokens": per_m_out,
+            "usd_per_m_output_tokens_with_input": per_m_out,  # an hour's price covers the input too
+            "usd_per_m_total_tokens": pricing.usd_per_million_tokens(usd_h, total_tps),
+            "monthly_usd": pricing.monthly_usd(usd_h),
+        }
+    if price.basis == "per_token" and price.usd_per_m_input_tokens is not None:
+        p_in, p_out = price.usd_per_m_input_tokens, price.usd_per_m_output_tokens or 0.0
+        return {
+            "usd_per_m_output_tokens": p_out,
+            "usd_per_m_output_tokens_with_input": None
+            if k is None
+            else pricing.per_token_usd_per_m_output_with_input(p_in, p_out, k),
+            "usd_per_m_total_tokens": None if k is None else pricing.per_token_usd_per_m_total(p_in, p_out, k),
+            "monthly_usd": None,  # nothing runs while idle
+        }
+    return dict.fromkeys(
+        ("usd_per_m_output_tokens", "usd_per_m_output_tokens_with_input", "usd_per_m_total_tokens", "monthly_usd")
+    )
 
 
 def price_rows(
     run: RunPlan, target: ResolvedTarget, level_rows: list[dict[str, Any]], validation_passed: bool | None
 ) -> list[dict[str, Any]]:
-    """One row of `price_performance` per level: the level's figures at the target's price."""
+    """One row of `price_performance` per level: the level's figures at the target's price (per
+    hour, per token, or none: then NULL with the reason in price_note)."""
     usd_h = target.price.usd_per_hour
-    apis = pricing.api_prices()
-    api = apis["apis"][apis["default_api"]]
-    break_even = pricing.break_even_output_tokens_per_s(
-        usd_h, api["usd_per_m_input"], api["usd_per_m_output"], apis["input_tokens_per_output_token"]
-    )
+    api_name, api_in, api_out, api_k = pricing.default_api()
+    break_even = None if usd_h is None else pricing.break_even_output_tokens_per_s(usd_h, api_in, api_out, api_k)
     rows = []
     for raw in level_rows:
         # Parquet gives NaN for a metric a level could not have (no successful request): None here.
         lv = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in raw.items()}
         out_tps: float | None = lv["output_tokens_per_s"]
         total_tps = metrics.total_tokens_per_s(lv)
+        k = metrics.input_tokens_per_output_token(lv)
         decode_per_stream = metrics.decode_tokens_per_s_per_stream(lv["tpot_ms_p50"])
         rows.append(
             {
@@ -88,12 +141,15 @@ def price_rows(
                 "instance_type": target.instance_type,
                 "model": target.model,
                 "serving_config": target.serving_config,
+                "backend": target.backend_kind,
                 "usd_per_hour": usd_h,
+                "price_basis": target.price.basis,
                 "price_source": target.price.source,
+                "price_note": target.price.note,
                 "output_tokens_per_s": out_tps,
                 "requests_per_s": lv["requests_per_s"],
-                "usd_per_m_output_tokens": pricing.usd_per_million_tokens(usd_h, out_tps),
-                "monthly_usd": pricing.monthly_usd(usd_h),
+                "input_tokens_per_output_token": k,
+                **_level_prices(target.price, out_tps, total_tps, k),
                 "ttft_ms_p50": lv["ttft_ms_p50"],
                 "ttft_ms_p90": lv["ttft_ms_p90"],
                 "tpot_ms_p50": lv["tpot_ms_p50"],
@@ -103,13 +159,12 @@ def price_rows(
                 "meets_slo": metrics.level_meets_slo(lv, target.slo, target.validation.max_error_rate),
                 "validation_passed": validation_passed,
                 "total_tokens_per_s": total_tps,
-                "usd_per_m_total_tokens": pricing.usd_per_million_tokens(usd_h, total_tps),
                 "roofline_tokens_per_s": target.roofline_tokens_per_s,
                 "decode_tokens_per_s_per_stream": decode_per_stream,
                 "roofline_efficiency": metrics.roofline_efficiency(decode_per_stream, target.roofline_tokens_per_s),
-                "break_even_api": apis["default_api"],
+                "break_even_api": api_name if break_even is not None else None,
                 "break_even_output_tokens_per_s": break_even,
-                "beats_api": bool(out_tps is not None and out_tps >= break_even),
+                "beats_api": None if break_even is None else bool(out_tps is not None and out_tps >= break_even),
             }
         )
     return rows

@@ -128,7 +128,7 @@ def _g7e(c):
 SM_BAD = [
     ("LMI CUDA 12.8 on Blackwell", lambda c: _g7e(c).update(serving={"kind": "lmi", "name": "x"}), "needs CUDA 12.9"),
     ("vLLM native on Ampere", lambda c: c["targets"][0].update(
-        serving={"kind": "vllm", "name": "x", "tensor_parallel_size": 4}), "does not run on ampere"),
+        serving={"kind": "vllm", "name": "x", "tensor_parallel_size": 4}), "has no kernels for ampere"),
     ("TP beyond GPUs", lambda c: _g7e(c)["serving"].update(tensor_parallel_size=2), "exceeds the 1 GPU"),
     ("too large for GPU memory", lambda c: c["targets"][0]["serving"].update(tensor_parallel_degree=1),
      "per GPU at tensor parallel 1"),

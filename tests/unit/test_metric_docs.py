@@ -11,7 +11,8 @@ from llmbench import metrics, pricing, warehouse
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
 # Columns of levels / price_performance that identify or give context to a row, not a metric.
 NOT_METRICS = {"run_key", "target_id", "validation_passed", "load_mode", "logical_date", "instance_type", "model",
-               "serving_config", "usd_per_hour", "price_source", "break_even_api", "repeats", "client_processes"}
+               "serving_config", "usd_per_hour", "price_source", "break_even_api", "repeats", "client_processes",
+               "backend", "price_note"}
 
 
 def _documented(column: str) -> bool:

@@ -11,7 +11,8 @@ from llmbench.models import BACKEND_KINDS
 
 def get_backend(kind: str, **kwargs: Any) -> Backend:
     """kwargs are what the platform provides (built by the DAG from Airflow connections):
-    sagemaker takes session, role_arn, endpoint_url; openai takes api_key; local nothing."""
+    sagemaker takes session, role_arn, endpoint_url; ec2 session, endpoint_url, network; bedrock
+    session; openai api_key; local nothing."""
     if kind == "sagemaker":
         from llmbench.backends.sagemaker import SageMakerBackend
 
@@ -24,4 +25,12 @@ def get_backend(kind: str, **kwargs: Any) -> Backend:
         from llmbench.backends.openai import OpenAIBackend
 
         return OpenAIBackend(**kwargs)
+    if kind == "ec2":
+        from llmbench.backends.ec2 import Ec2Backend
+
+        return Ec2Backend(**kwargs)
+    if kind == "bedrock":
+        from llmbench.backends.bedrock import BedrockBackend
+
+        return BedrockBackend(**kwargs)
     raise ValueError(f"backend: unknown {kind!r}; allowed: {list(BACKEND_KINDS)}")
