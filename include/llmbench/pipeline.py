@@ -94,7 +94,8 @@ def deploy(target: Target, **backend_kwargs: Any) -> Handle:
             record_event(t, "deploy", "reaped", attempts=reaped)
         handle = backend.deploy(t, t.dir)
         (t.dir / "handle.json").write_text(json.dumps(handle, indent=2))
-        log.info("deployed %s: %s", t.label, handle.get("base_url") or handle.get("endpoint_name"))
+        where = next((handle[k] for k in ("base_url", "endpoint_name", "instance_id", "model_id") if handle.get(k)), "")
+        log.info("deployed %s: %s", t.label, where)
         return handle
 
 

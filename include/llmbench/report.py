@@ -178,12 +178,18 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
             targets,
             [
                 "target_id",
+                "backend",
                 "label",
                 "status",
                 "failed_stage",
                 "error",
                 "validation_passed",
+                "price_basis",
                 "usd_per_hour",
+                "usd_per_m_input_tokens_list",
+                "usd_per_m_output_tokens_list",
+                "price_note",
+                "plan_warnings",
                 "endpoint_seconds",
                 "benchmark_cost_usd",
             ],
@@ -223,6 +229,38 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "meets_slo",
                     "best_under_slo",
                     "validation_passed",
+                ],
+            ),
+        ]
+    if not pp.empty and "backend" in pp.columns and pp["backend"].nunique() > 1:
+        # Several ways of serving side by side: the figures computed in llmbench.tables.compare_paths.
+        parts += [
+            "<h2>Serving paths compared</h2>",
+            "<p>$/M output tokens with input: what a million output tokens cost together with the input "
+            "tokens that came with them, comparable between hourly and per-token paths. Break-even: the "
+            "output tok/s an hourly path must sustain 24x7 to cost no more than the run's cheapest "
+            "per-token path, at the level's measured input:output ratio.</p>",
+            _table(
+                pp.sort_values(["concurrency", "usd_per_m_output_tokens_with_input"], na_position="last"),
+                [
+                    "concurrency",
+                    "target_id",
+                    "backend",
+                    "instance_type",
+                    "model",
+                    "price_basis",
+                    "usd_per_m_output_tokens_with_input",
+                    "usd_per_m_output_tokens",
+                    "monthly_usd",
+                    "output_tokens_per_s",
+                    "ttft_ms_p50",
+                    "e2e_ms_p50",
+                    "meets_slo",
+                    "per_token_target_id",
+                    "break_even_output_tokens_per_s_vs_per_token",
+                    "managed_overhead_ttft_ms_p50",
+                    "managed_overhead_e2e_ms_p50",
+                    "price_note",
                 ],
             ),
         ]

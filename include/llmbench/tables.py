@@ -14,7 +14,7 @@ from llmbench import __version__, metrics, pricing
 from llmbench.events import read_events
 from llmbench.models import Price, ResolvedTarget, RunPlan
 
-TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance")
+TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even")
 
 
 def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
@@ -170,6 +170,79 @@ def price_rows(
     return rows
 
 
+def compare_paths(run: RunPlan, statuses: dict[str, str], prices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The figures that put a run's serving paths side by side, from its price rows (edited in
+    place) and returned as `break_even` rows:
+    - every hourly level against every per-token target that succeeded in the run: the output
+      tok/s the hourly path must sustain 24x7 to cost no more, at the level's measured input:output
+      ratio (the catalog's default ratio where unmeasured): one `break_even` row each;
+    - on each price row, the same against the per-token target that is cheapest at that ratio
+      (`per_token_target_id`, `break_even_output_tokens_per_s_vs_per_token`, `beats_per_token`);
+    - on a SageMaker row, what the managed path adds over the same instance type run on EC2 (ml.<type>
+      against <type>), same model and level: `managed_overhead_ttft_ms_p50`, `..._e2e_ms_p50`."""
+    default_k = pricing.default_api()[3]
+    apis = [
+        t
+        for t in run.targets
+        if t.price.basis == "per_token"
+        and statuses.get(t.target_id) == "succeeded"
+        and t.price.usd_per_m_input_tokens is not None
+        and t.price.usd_per_m_output_tokens is not None
+    ]
+    ec2_rows = {
+        (r["instance_type"], r["model"], r["concurrency"], r["arrival_rate_rps"]): r
+        for r in prices
+        if r["backend"] == "ec2"
+    }
+    break_even = []
+    for row in prices:
+        row.update(
+            per_token_target_id=None,
+            break_even_output_tokens_per_s_vs_per_token=None,
+            beats_per_token=None,
+            managed_overhead_ttft_ms_p50=None,
+            managed_overhead_e2e_ms_p50=None,
+        )
+        usd_h, out_tps = row["usd_per_hour"], row["output_tokens_per_s"]
+        k = row["input_tokens_per_output_token"] or default_k
+        cheapest: tuple[float, str, float] | None = None
+        for api in apis if usd_h is not None else []:
+            p_in, p_out = api.price.usd_per_m_input_tokens or 0.0, api.price.usd_per_m_output_tokens or 0.0
+            tps = pricing.break_even_output_tokens_per_s(usd_h, p_in, p_out, k)
+            beats = bool(out_tps is not None and out_tps >= tps)
+            break_even.append(
+                {
+                    "run_key": run.run_key,
+                    "target_id": row["target_id"],
+                    "concurrency": row["concurrency"],
+                    "arrival_rate_rps": row["arrival_rate_rps"],
+                    "per_token_target_id": api.target_id,
+                    "input_tokens_per_output_token": k,
+                    "break_even_output_tokens_per_s": tps,
+                    "beats_per_token": beats,
+                }
+            )
+            api_usd = pricing.per_token_usd_per_m_output_with_input(p_in, p_out, k)
+            if cheapest is None or api_usd < cheapest[0]:
+                cheapest = (api_usd, api.target_id, tps)
+        if cheapest is not None:
+            row.update(
+                per_token_target_id=cheapest[1],
+                break_even_output_tokens_per_s_vs_per_token=cheapest[2],
+                beats_per_token=bool(out_tps is not None and out_tps >= cheapest[2]),
+            )
+        if row["backend"] == "sagemaker" and row["instance_type"].startswith("ml."):
+            ec2 = ec2_rows.get((row["instance_type"][3:], row["model"], row["concurrency"], row["arrival_rate_rps"]))
+            if ec2 is not None:
+                row["managed_overhead_ttft_ms_p50"] = _minus(row["ttft_ms_p50"], ec2["ttft_ms_p50"])
+                row["managed_overhead_e2e_ms_p50"] = _minus(row["e2e_ms_p50"], ec2["e2e_ms_p50"])
+    return break_even
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
 def build_tables(run_dir: str) -> dict[str, Any]:
     """Every table of the run, from the raw results and prices; written under <run_dir>/tables/
     and returned as frames."""
@@ -198,6 +271,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         row["e2e_ms_p50_degradation"] = metrics.latency_degradation(level_rows)
         prices.extend(price_rows(run, target, lv.to_dict("records"), row["validation_passed"]))
 
+    break_even = compare_paths(run, {t["target_id"]: t["status"] for t in targets}, prices)
     pp = pd.DataFrame(prices)
     if not pp.empty:
         # Best configuration per model: the cheapest tokens among levels that meet the SLO.
@@ -239,6 +313,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         "levels": pd.concat(levels, ignore_index=True) if levels else pd.DataFrame(),
         "requests": pd.concat(requests, ignore_index=True) if requests else pd.DataFrame(),
         "price_performance": pp,
+        "break_even": pd.DataFrame(break_even),
     }
     for name, frame in frames.items():
         frame.to_parquet(tables / f"{name}.parquet", index=False)
