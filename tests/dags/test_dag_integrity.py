@@ -22,7 +22,7 @@ def test_the_regional_dags_share_one_shape(dagbag):
 def test_llm_benchmark_shape(dagbag):
     dag = dagbag.dags["llm_benchmark"]
     stages = ("deploy", "wait_ready", "warm_up", "sweep", "validate", "teardown_target")
-    groups = ("local", "sagemaker", "openai")  # one mapped group per backend kind
+    groups = ("local", "sagemaker", "ec2", "openai", "bedrock")  # one mapped group per backend kind
     assert {"plan", "price_performance", "publish", "report", "check"} | {f"{g}_targets" for g in groups} | {
         f"{g}.{s}" for g in groups for s in stages} <= set(dag.task_ids)
     assert dag.catchup is False and dag.dagrun_timeout is not None
@@ -44,8 +44,13 @@ def test_llm_benchmark_shape(dagbag):
     assert sm_deploy.pool == "llmbench_sagemaker_deploy"
     assert sm_deploy.mode == sm_wait.mode == "reschedule" and sm_deploy.timeout and sm_wait.timeout
     assert dag.get_task("sagemaker.sweep").pool == "default_pool"
-    # an endpoint that already runs: nothing to create, no capacity to guard
-    assert {dag.get_task(f"openai.{s}").pool for s in stages} == {"default_pool"}
+    # EC2: the same shape, its own deploy pool (instance quotas are per instance type, per service)
+    ec2_deploy, ec2_wait = dag.get_task("ec2.deploy"), dag.get_task("ec2.wait_ready")
+    assert ec2_deploy.pool == "llmbench_ec2_deploy"
+    assert ec2_deploy.mode == ec2_wait.mode == "reschedule" and ec2_deploy.timeout and ec2_wait.timeout
+    # an endpoint that already runs, a per-token API: nothing to create, no capacity to guard
+    for g in ("openai", "bedrock"):
+        assert {dag.get_task(f"{g}.{s}").pool for s in stages} == {"default_pool"}
     assert dag.get_task("price_performance").trigger_rule == "all_done"
     assert dag.get_task("publish").outlets, "publish must emit an Asset"
     # check is the only leaf that decides the run's state
