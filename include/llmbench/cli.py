@@ -214,15 +214,22 @@ def price_label(price) -> str:
     return "no price"
 
 
+def _usd(usd: float | None) -> str:
+    """An estimated cost: cents for most targets, more digits below a cent (per-token APIs)."""
+    if usd is None:
+        return "-"
+    return f"{usd:.2f}" if usd >= 0.01 or usd == 0 else f"{usd:.4f}"
+
+
 def cmd_plan(a: argparse.Namespace) -> int:
-    from llmbench.config import ConfigError, plan
+    from llmbench.config import ConfigError, plan_checked
 
     params = {"targets": a.targets or [], "concurrency": a.concurrency or []}
     if a.requests_per_level is not None:
         params["requests_per_level"] = a.requests_per_level
     try:
         with tempfile.TemporaryDirectory() as tmp:  # a dry plan leaves no run folder behind
-            run = plan(a.config, a.date, params, runs_root=Path(tmp))
+            run, checks = plan_checked(a.config, a.date, params, runs_root=Path(tmp))
     except ConfigError as e:
         print(f"llmbench plan: {e}", file=sys.stderr)
         return 2
@@ -240,20 +247,31 @@ def cmd_plan(a: argparse.Namespace) -> int:
         f"{w.concurrency}, {w.requests_per_level} requests/level, {tokens(w.input_tokens)} in{prefix}"
         f" / {tokens(w.output_tokens)} out; every check passed"
     )
+    for t in run.targets:
+        print(f"\n  {t.target_id} ({t.backend_kind}, {t.region}): {t.label}")
+        for outcome in checks[t.target_id]:
+            print(f"    {outcome}")
+        cost = f"${_usd(t.estimated_usd)}" if t.estimated_usd is not None else "- (no price)"
+        basis = {"per_hour": "endpoint-hours x $/h", "per_token": "tokens at list price", "none": "no price"}
+        print(f"    estimated cost: {cost} ({basis[t.price.basis]})")
+    print()
     print(
         f"  {'target':<24} {'backend':<9} {'instance':<18} {'serving':<26} {'prec':<6} {'price':>20} "
         f"{'roofline tok/s':>14} {'est. hours':>10} {'est. $':>8}"
     )
     for t in run.targets:
         roof = f"{t.roofline_tokens_per_s:.0f}" if t.roofline_tokens_per_s else "-"
-        usd = f"{t.estimated_usd:>8.2f}" if t.estimated_usd is not None else f"{'-':>8}"
+        usd = f"{_usd(t.estimated_usd):>8}"
         print(
             f"  {t.target_id:<24} {t.backend_kind:<9} {t.instance_type:<18} {t.serving_config:<26} "
             f"{t.precision:<6} {price_label(t.price):>20} {roof:>14} {t.estimated_endpoint_hours:>10.2f} {usd}"
         )
+    unpriced = [t.target_id for t in run.targets if t.estimated_usd is None]
     print(
         f"  estimated total: {run.estimated_endpoint_hours:.2f} endpoint-hours, ${run.estimated_usd:.2f} "
-        "(deploy + InService + warm-up + sweep at 60 % of the bandwidth roofline; an estimate, not a quote)"
+        "(deploy + InService + warm-up + sweep at 60 % of the bandwidth roofline; per-token targets: "
+        "every request's tokens at list price; an estimate, not a quote)"
+        + (f"; without {', '.join(unpriced)} (no price)" if unpriced else "")
     )
     for warning in run.warnings:
         print(f"  WARNING {warning}")

@@ -252,21 +252,32 @@ def _platform(instance_type: str, inst: dict[str, Any]) -> str:
 
 
 class _Checked:
-    """What checking one target found: its resolved fields, and warnings for the plan and its rows."""
+    """What checking one target found: its resolved fields, warnings for the plan and its rows,
+    and every check's outcome in order (`llmbench plan` prints them)."""
 
     def __init__(self) -> None:
         self.warnings: list[str] = []
+        self.checks: list[str] = []
         self.tp = 1
         self.roofline: float | None = None
 
+    def passed(self, what: str, outcome: str = "ok") -> None:
+        self.checks.append(f"{what}: {outcome}")
 
-def _check_local(where: str, t: TargetSpec, s: LocalServing, cat: dict[str, Any], need: int) -> None:
+    def warned(self, what: str, outcome: str, warning: str) -> None:
+        """A check that let the target through with a warning (it travels to its rows)."""
+        self.checks.append(f"{what}: {outcome} (warning)")
+        self.warnings.append(warning)
+
+
+def _check_local(where: str, t: TargetSpec, s: LocalServing, cat: dict[str, Any], need: int, out: _Checked) -> None:
     model = cat["models"][t.model]
     if need > min(s.ctx_per_slot, model["context_length"]):
         raise ConfigError(
             f"{where}.serving.ctx_per_slot: input + output tokens ({need}) exceed the per-slot context "
             f"({s.ctx_per_slot}); raise ctx_per_slot or shorten the workload"
         )
+    out.passed(f"tokens {need} <= ctx_per_slot {min(s.ctx_per_slot, model['context_length'])}")
 
 
 def _check_accelerated(
@@ -289,11 +300,25 @@ def _check_accelerated(
             f"{where}.serving.max_model_len: {s.max_model_len} exceeds {t.model}'s context "
             f"length {model['context_length']}"
         )
+    out.passed(f"max_model_len {s.max_model_len} <= {t.model}'s context {model['context_length']}")
     if need > s.max_model_len:
         raise ConfigError(
             f"{where}.serving.max_model_len: prefix + input + output tokens ({need}) exceed "
             f"max_model_len ({s.max_model_len})"
         )
+    out.passed(f"tokens {need} <= max_model_len {s.max_model_len}")
+    arch = inst["gpu_arch"]
+    if (s.kind == "neuron") != (arch == "neuron"):
+        fitting = sorted(
+            k
+            for k, v in cat["instances"].items()
+            if _platform(k, v) == kind and (v["gpu_arch"] == "neuron") == (s.kind == "neuron")
+        )
+        raise ConfigError(
+            f"{where}.serving.kind: {s.kind} does not run on {instance_type} ({inst['gpu']}, {arch}); "
+            f"{'Neuron' if s.kind == 'neuron' else 'GPU'} instance types on {kind}: {fitting}"
+        )
+    out.passed(f"serving {s.kind} on {arch}")
     name = s.container or DEFAULT_CONTAINER.get((s.kind, kind))
     on_platform = sorted(
         k for k, c in containers.items() if c["kind"] == s.kind and c.get("platform", "sagemaker") == kind
@@ -309,23 +334,29 @@ def _check_accelerated(
         raise ConfigError(
             f"{where}.serving.container: {name!r} is a {ctr.platform} image, not {kind}; allowed: {on_platform}"
         )
-    arch = inst["gpu_arch"]
+    out.passed(f"image {name}: {s.kind} on {kind}")
     cpu = inst.get("cpu_arch", "x86_64")
     if cpu not in ctr.cpu_archs:
         raise ConfigError(
             f"{where}.serving.container: {name} is built for {ctr.cpu_archs} hosts, {instance_type} is {cpu}; "
             f"allowed: {sorted(k for k in on_platform if cpu in containers[k].get('cpu_archs', ['x86_64']))}"
         )
+    out.passed(f"image {name} built for {cpu}")
     if arch != "neuron" and _version(ctr.cuda) < _version(inst["min_cuda"]):
         raise ConfigError(
             f"{where}.serving.container: {name} ships CUDA {ctr.cuda} but "
             f"{instance_type} ({inst['gpu']}, {arch}) needs CUDA {inst['min_cuda']}+"
         )
+    if arch != "neuron":
+        out.passed(f"CUDA {ctr.cuda} >= {inst['min_cuda']}")
     if arch not in ctr.gpu_archs:
         raise ConfigError(
             f"{where}.serving.container: {name} has no kernels for {arch} ({inst['gpu']}, {instance_type}); "
             f"it covers {ctr.gpu_archs}"
         )
+    out.passed(f"kernels for {arch}")
+    if isinstance(settings, Ec2Settings):
+        _check_ami(where, settings, instance_type, cpu, arch, out)
     if isinstance(s, LmiServing):
         tp = s.tensor_parallel_degree
     else:
@@ -335,6 +366,7 @@ def _check_accelerated(
         raise ConfigError(
             f"{where}.serving: tensor parallel degree {tp} exceeds the {inst['gpu_count']} {unit}(s) of {instance_type}"
         )
+    out.passed(f"tensor parallel {tp} <= {inst['gpu_count']} {unit}(s)")
     precision = str(t.precision)
     native = cat["native_precisions"][arch]
     if precision not in native:
@@ -344,7 +376,9 @@ def _check_accelerated(
         )
         if settings.precision_policy == "refuse":
             raise ConfigError(msg + f" (set {kind}.precision_policy: warn to run it anyway)")
-        out.warnings.append(msg)
+        out.warned(f"precision {precision} native on {arch}", "WIDENED", msg)
+    else:
+        out.passed(f"precision {precision} native on {arch}")
     weights_gb = model["total_params_b"] * model["bytes_per_param"][precision]
     utilisation = s.gpu_memory_utilization if isinstance(s, (VllmServing, LmiServing)) else 1.0
     usable_gb = inst["memory_gb_per_gpu"] * utilisation * (1 - settings.kv_headroom_fraction)
@@ -355,8 +389,39 @@ def _check_accelerated(
             f"headroom ({inst['memory_gb_per_gpu']} GB x {utilisation} x "
             f"{1 - settings.kv_headroom_fraction:.2f}); use more {unit}s or a smaller precision"
         )
+    out.passed(f"fits: {weights_gb:.1f} GB weights, {weights_gb / tp:.1f} GB per {unit} of {usable_gb:.1f} GB usable")
     out.tp = tp
     return ctr
+
+
+def _ami_arch(name: str) -> set[str]:
+    """What an AMI's name or SSM parameter path says it is built for (x86_64 / arm64, nvidia / neuron)."""
+    low = name.lower()
+    return {tag for tag in ("x86_64", "arm64", "nvidia", "neuron") if tag in low}
+
+
+def _check_ami(where: str, settings: Ec2Settings, instance_type: str, cpu: str, arch: str, out: _Checked) -> None:
+    """The config's one EC2 AMI (ami_ssm_parameter unless ami_id is set) serves every ec2 target:
+    when its SSM path names a host CPU or accelerator driver the instance does not have, say so.
+    A warning, not a refusal: an AMI id (or a path without these words) is not checked."""
+    if settings.ami_id:
+        out.passed(f"AMI {settings.ami_id} (ec2.ami_id)", "not checked")
+        return
+    tags = _ami_arch(settings.ami_ssm_parameter)
+    driver = "neuron" if arch == "neuron" else "nvidia"
+    wrong = sorted(tags & ({"x86_64", "arm64", "nvidia", "neuron"} - {cpu, driver}))
+    what = f"AMI (ec2.ami_ssm_parameter) for {cpu} + {driver}"
+    if not tags:
+        out.passed(what, "not checked")
+    elif wrong:
+        out.warned(
+            what,
+            "MISMATCH",
+            f"{where}: ec2.ami_ssm_parameter {settings.ami_ssm_parameter} names {' + '.join(wrong)}; "
+            f"{instance_type} needs an AMI for {cpu} + {driver} (one ec2 section: one AMI for every ec2 target)",
+        )
+    else:
+        out.passed(what)
 
 
 def _hourly_price(
@@ -398,6 +463,7 @@ def _check_hardware_target(
             f"{where}.instance_type: {instance_type} is a {_platform(instance_type, inst)} instance type, "
             f"not {kind}; allowed on {kind}: {on_backend}"
         )
+    out.passed(f"instance {instance_type} offered on {kind}")
     if t.model not in models:
         raise ConfigError(f"{where}.model: unknown {t.model!r}; allowed: {sorted(models)}")
     model = models[t.model]
@@ -406,12 +472,13 @@ def _check_hardware_target(
             f"{where}.precision: {precision!r} not in the catalog for {t.model}; "
             f"allowed: {sorted(model['bytes_per_param'])}"
         )
+    out.passed(f"model {t.model} at {precision} in the catalog")
     w = cfg.workload
     need = _longest(w.input_tokens) + w.shared_prefix_tokens + _longest(w.output_tokens)
     s = t.serving
     backend: BackendTarget
     if isinstance(s, LocalServing):
-        _check_local(where, t, s, cat, need)
+        _check_local(where, t, s, cat, need, out)
         region, backend = "local", LocalTarget()
     elif isinstance(s, (VllmServing, LmiServing, NeuronServing)) and kind == "sagemaker" and cfg.sagemaker:
         region = cfg.sagemaker.region
@@ -424,21 +491,38 @@ def _check_hardware_target(
     else:  # BenchmarkConfig pairs each serving kind with its backend: nothing else reaches here
         raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {kind!r}")
     out.roofline = roofline_tokens_per_s(inst, model, precision, out.tp)
-    return region, _hourly_price(where, kind, t, region, inst, cat), backend
+    price = _hourly_price(where, kind, t, region, inst, cat)
+    out.passed(f"price in {region}", price_summary(price))
+    return region, price, backend
 
 
-def _check_openai_target(t: TargetSpec, s: OpenAIServing) -> tuple[str, Price, BackendTarget]:
+def price_summary(price: Price) -> str:
+    """A price and where it is from, as the plan's checks print it."""
+    if price.basis == "per_hour":
+        figure = f"${price.usd_per_hour:.4f}/h"
+    elif price.basis == "per_token":
+        figure = f"${price.usd_per_m_input_tokens:g} / ${price.usd_per_m_output_tokens:g} per M input / output tokens"
+    else:
+        return f"none ({price.note})"
+    return f"{figure} ({', '.join(x for x in (price.source, price.date) if x)})"
+
+
+def _check_openai_target(t: TargetSpec, s: OpenAIServing, out: _Checked) -> tuple[str, Price, BackendTarget]:
     """An endpoint that already runs: no catalog check of its hardware (it may be anything). Its
     $/hour is the config's; without one, only latency and throughput are published."""
+    out.passed("hardware (an endpoint you run)", "not checked")
     if t.usd_per_hour is not None:
         price = Price.hourly(t.usd_per_hour, "config")
     else:
         price = Price(basis="none", note="no usd_per_hour in the config for this endpoint: latency and throughput only")
+    out.passed("price", price_summary(price))
     backend = OpenAITarget(base_url=s.base_url.rstrip("/"), model_name=s.model_name, api_key_conn_id=s.api_key_conn_id)
     return "external", price, backend
 
 
-def _check_bedrock_target(cfg: BenchmarkConfig, t: TargetSpec, s: BedrockServing, cat: dict[str, Any]):
+def _check_bedrock_target(
+    cfg: BenchmarkConfig, t: TargetSpec, s: BedrockServing, cat: dict[str, Any], out: _Checked
+) -> tuple[str, Price, BackendTarget]:
     """A per-token API: the catalog entry `serving.api` gives the model id and its $/M input and
     output tokens in the config's bedrock region."""
     where = f"targets[{t.id}]"
@@ -448,14 +532,18 @@ def _check_bedrock_target(cfg: BenchmarkConfig, t: TargetSpec, s: BedrockServing
     if s.api not in apis:
         raise ConfigError(f"{where}.serving.api: unknown {s.api!r}; allowed: {sorted(apis)}")
     api = apis[s.api]
+    out.passed(f"api {s.api} in the catalog")
     if t.model != api["model"]:
         raise ConfigError(f"{where}.model: {s.api} serves {api['model']!r}, not {t.model!r}")
+    out.passed(f"model {t.model} served by {s.api}")
     if t.usd_per_hour is not None:
         raise ConfigError(f"{where}.usd_per_hour: a per-token API has no $/hour (its prices: catalog {s.api})")
+    out.passed("no usd_per_hour on a per-token API")
     p_in, p_out = api["usd_per_m_input"].get(region), api["usd_per_m_output"].get(region)
     if p_in is None or p_out is None:
         raise ConfigError(
-            f"{where}: no price for {s.api} in {region}; priced regions: {sorted(api['usd_per_m_output'])}"
+            f"bedrock.region: no price for {s.api} ({where}) in {region}; priced regions: "
+            f"{sorted(api['usd_per_m_output'])}"
         )
     price = Price(
         basis="per_token",
@@ -464,6 +552,7 @@ def _check_bedrock_target(cfg: BenchmarkConfig, t: TargetSpec, s: BedrockServing
         source=api["source"],
         date=str(api["date"]),
     )
+    out.passed(f"price in {region}", price_summary(price))
     return region, price, BedrockTarget(settings=cfg.bedrock, model_id=s.model_id or api["model_id"])
 
 
@@ -515,6 +604,17 @@ def plan(
     Every target is self-contained: a task that receives it needs nothing else. Nothing is
     created (no folder, no endpoint) unless every target passes its checks.
     """
+    return plan_checked(config_name, logical_date, params, runs_root)[0]
+
+
+def plan_checked(
+    config_name: str,
+    logical_date: date | datetime | str,
+    params: dict[str, Any] | None = None,
+    runs_root: Path | None = None,
+) -> tuple[RunPlan, dict[str, list[str]]]:
+    """plan(), and every check's outcome per target id, in the order they ran (`llmbench plan`
+    prints them; a check that fails raises ConfigError instead, as in plan())."""
     cfg = _apply_params(load_config(config_name), params or {})
     cat = {**load_catalogs(), "pricing_api": cached_prices()}  # the price cache read once per plan
     run_key = make_run_key(cfg.name, logical_date)
@@ -524,13 +624,15 @@ def plan(
     run_dir = (runs_root or paths.runs_dir()) / run_key / stamp
     targets: list[ResolvedTarget] = []
     warnings: list[str] = []
+    checks: dict[str, list[str]] = {}
     for t in cfg.targets:
         kind = cfg.backend_of(t)
         checked = _Checked()
+        checks[t.id] = checked.checks
         if isinstance(t.serving, OpenAIServing):
-            region, price, backend = _check_openai_target(t, t.serving)
+            region, price, backend = _check_openai_target(t, t.serving, checked)
         elif isinstance(t.serving, BedrockServing):
-            region, price, backend = _check_bedrock_target(cfg, t, t.serving, cat)
+            region, price, backend = _check_bedrock_target(cfg, t, t.serving, cat, checked)
         else:
             region, price, backend = _check_hardware_target(cfg, kind, t, cat, checked)
         hours, usd = _estimate(cfg, kind, price, checked.roofline)
@@ -575,4 +677,4 @@ def plan(
     )
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "plan.json").write_text(run.model_dump_json(indent=2))
-    return run
+    return run, checks
