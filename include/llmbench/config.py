@@ -198,6 +198,7 @@ def load_catalogs() -> dict[str, Any]:
         "containers": inst["containers"],
         "native_precisions": inst["native_precisions"],
         "apis": yaml.safe_load((paths.CATALOG_DIR / "api_prices.yaml").read_text())["apis"],
+        "ec2_amis": inst["ec2_amis"],
     }
 
 
@@ -260,6 +261,7 @@ class _Checked:
         self.checks: list[str] = []
         self.tp = 1
         self.roofline: float | None = None
+        self.ami_ssm_parameter: str | None = None  # ec2: the AMI chosen for this instance
 
     def passed(self, what: str, outcome: str = "ok") -> None:
         self.checks.append(f"{what}: {outcome}")
@@ -356,7 +358,12 @@ def _check_accelerated(
         )
     out.passed(f"kernels for {arch}")
     if isinstance(settings, Ec2Settings):
-        _check_ami(where, settings, instance_type, cpu, arch, out)
+        if "{account}" in ctr.image and not settings.account_id:
+            raise ConfigError(
+                f"{where}.serving.container: {name} is an image in your own registry ({ctr.image}): set "
+                "ec2.account_id (the AWS account that holds it)"
+            )
+        _check_ami(where, settings, instance_type, cpu, arch, cat, out)
     if isinstance(s, LmiServing):
         tp = s.tensor_parallel_degree
     else:
@@ -400,15 +407,29 @@ def _ami_arch(name: str) -> set[str]:
     return {tag for tag in ("x86_64", "arm64", "nvidia", "neuron") if tag in low}
 
 
-def _check_ami(where: str, settings: Ec2Settings, instance_type: str, cpu: str, arch: str, out: _Checked) -> None:
-    """The config's one EC2 AMI (ami_ssm_parameter unless ami_id is set) serves every ec2 target:
-    when its SSM path names a host CPU or accelerator driver the instance does not have, say so.
-    A warning, not a refusal: an AMI id (or a path without these words) is not checked."""
+def _check_ami(
+    where: str, settings: Ec2Settings, instance_type: str, cpu: str, arch: str, cat: dict[str, Any], out: _Checked
+) -> None:
+    """The AMI an ec2 target boots. Without ec2.ami_id / ec2.ami_ssm_parameter, the catalog's for
+    the instance's host CPU and driver (none there: refused). A config's own applies to every ec2
+    target: when its SSM path names a host CPU or driver the instance does not have, say so (a
+    warning, not a refusal: an AMI id, or a path without these words, is not checked)."""
+    driver = "neuron" if arch == "neuron" else "nvidia"
     if settings.ami_id:
         out.passed(f"AMI {settings.ami_id} (ec2.ami_id)", "not checked")
         return
+    if settings.ami_ssm_parameter is None:
+        key = f"{cpu}-{driver}"
+        if key not in cat["ec2_amis"]:
+            raise ConfigError(
+                f"{where}.instance_type: no AMI in the catalog for {cpu} + {driver} ({instance_type}); set "
+                f"ec2.ami_id or ec2.ami_ssm_parameter (catalog: {sorted(cat['ec2_amis'])})"
+            )
+        out.ami_ssm_parameter = cat["ec2_amis"][key]
+        out.passed(f"AMI for {cpu} + {driver}: {out.ami_ssm_parameter} (catalog)")
+        return
+    out.ami_ssm_parameter = settings.ami_ssm_parameter
     tags = _ami_arch(settings.ami_ssm_parameter)
-    driver = "neuron" if arch == "neuron" else "nvidia"
     wrong = sorted(tags & ({"x86_64", "arm64", "nvidia", "neuron"} - {cpu, driver}))
     what = f"AMI (ec2.ami_ssm_parameter) for {cpu} + {driver}"
     if not tags:
@@ -487,7 +508,7 @@ def _check_hardware_target(
     elif isinstance(s, (VllmServing, NeuronServing)) and kind == "ec2" and cfg.ec2:
         region = cfg.ec2.region
         ctr = _check_accelerated(where, kind, t, s, cfg.ec2, cat, need, out)
-        backend = Ec2Target(settings=cfg.ec2, container=ctr)
+        backend = Ec2Target(settings=cfg.ec2, container=ctr, ami_ssm_parameter=out.ami_ssm_parameter)
     else:  # BenchmarkConfig pairs each serving kind with its backend: nothing else reaches here
         raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {kind!r}")
     out.roofline = roofline_tokens_per_s(inst, model, precision, out.tp)

@@ -142,11 +142,11 @@ class Ec2Settings(_Strict):
 
     region: str
     aws_conn_id: str = "aws_default"
-    ami_id: str | None = None  # else resolved from ami_ssm_parameter at deploy
-    # AWS's public parameter for the current Deep Learning Base AMI (NVIDIA driver + Docker).
-    ami_ssm_parameter: str = (
-        "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
-    )
+    ami_id: str | None = None  # one AMI for every ec2 target; else resolved from an SSM parameter at deploy
+    # One SSM parameter for every ec2 target; None: per target, AWS's public parameter for its host
+    # CPU and accelerator driver (catalog/instances.yaml `ec2_amis`: Deep Learning AMIs, Neuron DLAMI).
+    ami_ssm_parameter: str | None = None
+    account_id: str | None = None  # fills {account} in a container image of your own registry
     subnet_id: str | None = None
     security_group_id: str | None = None
     runner_cidr: str | None = None  # who may reach the server (default: this runner's address /32)
@@ -257,6 +257,7 @@ class Ec2Target(_Strict):
     kind: Literal["ec2"] = "ec2"
     settings: Ec2Settings
     container: ContainerImage
+    ami_ssm_parameter: str | None = None  # resolved at plan for this instance (unless settings.ami_id)
 
 
 class BedrockTarget(_Strict):

@@ -67,9 +67,12 @@ def test_seed_001_plans_six_paths_with_their_prices_and_warnings(tmp_path):
         assert any("int4 is not native on ada" in w for w in by_id[tid].warnings)
         assert "precision int4 native on ada: WIDENED (warning)" in checks[tid]
     assert not any("precision" in w for w in by_id["ec2-g5g-vllm-fp16"].warnings)  # fp16 is native on turing
-    # One ec2 section, one AMI: the default (x86_64, NVIDIA) is wrong for g5g and for Neuron.
-    assert any("arm64 + nvidia" in w for w in by_id["ec2-g5g-vllm-fp16"].warnings)
-    assert any("x86_64 + neuron" in w for w in by_id["ec2-inf2-neuron-bf16"].warnings)
+    # Each EC2 target boots the catalog's AMI for its host CPU and driver: no AMI warning.
+    amis = {tid: by_id[tid].backend.ami_ssm_parameter for tid in by_id if by_id[tid].backend_kind == "ec2"}
+    assert "/arm64/" in amis["ec2-g5g-vllm-fp16"] and "nvidia" in amis["ec2-g5g-vllm-fp16"]
+    assert "/x86_64/" in amis["ec2-g6-vllm-int4"] and "nvidia" in amis["ec2-g6-vllm-int4"]
+    assert "neuron" in amis["ec2-inf2-neuron-bf16"] and "neuron" in amis["ec2-trn1-neuron-bf16"]
+    assert not any("AMI" in w for t in run.targets for w in t.warnings)
     assert not by_id["ec2-g6-vllm-int4"].warnings[1:]  # only the precision warning
     assert set(run.warnings) == {w for t in run.targets for w in t.warnings}
 

@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 class Endpoint:
     """Where to send chat completions, and how the response comes back.
 
-    wire: "sse" (OpenAI chat completions over HTTP) or "sagemaker" (InvokeEndpointWithResponseStream:
-    AWS event-stream frames carrying the model's bytes). signer: an object whose
-    .sign(url, body, headers) returns signed headers (SigV4 for SageMaker), or None.
+    wire: "sse" (OpenAI chat completions over HTTP), "sagemaker" (InvokeEndpointWithResponseStream:
+    AWS event-stream frames carrying the model's bytes) or "bedrock" (ConverseStream: a Converse
+    request body, AWS event-stream frames carrying JSON events). signer: an object whose
+    .sign(url, body, headers) returns signed headers (SigV4 for SageMaker and Bedrock), or None.
     """
 
     url: str

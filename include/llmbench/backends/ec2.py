@@ -106,7 +106,7 @@ def user_data(target: ResolvedTarget, expiry_minutes: int | None = None) -> str:
     settings = backend.settings
     if expiry_minutes is None:
         expiry_minutes = math.ceil(settings.expiry_hours * 60)
-    image = backend.container.image.format(region=settings.region)
+    image = backend.container.image.format(region=settings.region, account=settings.account_id or "")
     lines = [
         "#!/bin/bash",
         "# llmbench (llmbench.backends.ec2.user_data): serve one model, then power off at expiry.",
@@ -292,10 +292,10 @@ class Ec2Backend:
         }
         step = "resolve AMI"
         try:
-            ami = (
-                settings.ami_id
-                or self._client("ssm", region).get_parameter(Name=settings.ami_ssm_parameter)["Parameter"]["Value"]
-            )
+            parameter = backend.ami_ssm_parameter or settings.ami_ssm_parameter
+            if not settings.ami_id and not parameter:
+                raise DeployError("no AMI: set ec2.ami_id or ec2.ami_ssm_parameter")
+            ami = settings.ami_id or self._client("ssm", region).get_parameter(Name=parameter)["Parameter"]["Value"]
             subnet = settings.subnet_id or self.network.get("subnet_id")
             if not handle["security_group_id"]:
                 step = "find runner address"
