@@ -32,13 +32,17 @@ SCHEDULE = os.environ.get("LLMBENCH_SCHEDULE", "@weekly")
 MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
-# backend kind -> (the pool its measuring tasks hold, whether its waits give the worker slot back)
-BACKEND_GROUPS = {
-    "local": (LOCAL_POOL, False),
-    "sagemaker": (SAGEMAKER_DEPLOY_POOL, True),
-    "ec2": (EC2_DEPLOY_POOL, True),
-    "openai": (None, False),
-    "bedrock": (None, False),  # a per-token API: nothing to create, nothing to wait for
+# backend kind -> (its pool, seconds between a waiting deploy's looks at capacity, seconds between
+# a waiting readiness check's looks; None: a plain task). A waiting task gives its worker slot (and
+# pool slot) back between looks. Local: a target's deploy waits until no other local target of the
+# run has a server alive, so two targets' servers never overlap (the pool alone serialises tasks,
+# not a target's deploy-to-teardown lifetime).
+BACKEND_GROUPS: dict[str, tuple[str | None, int | None, int | None]] = {
+    "local": (LOCAL_POOL, 5, None),
+    "sagemaker": (SAGEMAKER_DEPLOY_POOL, 60, 20),
+    "ec2": (EC2_DEPLOY_POOL, 60, 20),
+    "openai": (None, None, None),
+    "bedrock": (None, None, None),  # a per-token API: nothing to create, nothing to wait for
 }
 
 
@@ -104,32 +108,41 @@ def llm_benchmark():
 
         return pipeline.targets_on(targets, kind)
 
-    def target_group(group_id: str, pool: str | None, waits_by_rescheduling: bool):
+    def target_group(group_id: str, pool: str | None, deploy_poke_s: int | None, ready_poke_s: int | None):
         """The per-target chain, for one kind of capacity: the local machine (one pool slot, every
-        task in it), SageMaker endpoints or EC2 instances (deploys serialised so quota checks are
-        atomic; waits that give their worker slot back while they start), or an endpoint or API
-        that already runs (no pool: nothing is created)."""
+        task in it; one target's server at a time), SageMaker endpoints or EC2 instances (deploys
+        serialised so quota checks are atomic; waits that give their worker slot back while they
+        start), or an endpoint or API that already runs (no pool: nothing is created)."""
         limits = {"map_index_template": MAP_LABEL, "execution_timeout": timedelta(minutes=30)}
         body = {**limits, "pool": pool} if pool == LOCAL_POOL else limits
 
-        if waits_by_rescheduling:
-            # An endpoint takes 5-15 minutes to deploy and may wait for quota: poke, then free the
-            # worker slot until the next poke (mode="reschedule"). The timeouts are the config's.
+        if deploy_poke_s is not None:
+            # Capacity may be in use (a quota, the local machine): look, then free the worker slot
+            # until the next look (mode="reschedule"). Endpoints take 5-15 minutes to deploy.
             @setup
-            @task.sensor(pool=pool, poke_interval=60, timeout=6 * 3600, mode="reschedule", map_index_template=MAP_LABEL)
+            @task.sensor(
+                pool=pool,
+                poke_interval=deploy_poke_s,
+                timeout=6 * 3600,
+                mode="reschedule",
+                map_index_template=MAP_LABEL,
+            )
             def deploy(target: dict) -> PokeReturnValue:
                 handle = _call("deploy_within_capacity", target)
                 return PokeReturnValue(is_done=handle is not None, xcom_value=handle)
-
-            @task.sensor(poke_interval=20, timeout=4 * 3600, mode="reschedule", map_index_template=MAP_LABEL)
-            def wait_ready(target: dict, handle: dict) -> bool:
-                return _call("check_ready", target, handle)
         else:
 
             @setup
             @task(**body)
             def deploy(target: dict) -> dict:
                 return _call("deploy", target)
+
+        if ready_poke_s is not None:
+
+            @task.sensor(poke_interval=ready_poke_s, timeout=4 * 3600, mode="reschedule", map_index_template=MAP_LABEL)
+            def wait_ready(target: dict, handle: dict) -> bool:
+                return _call("check_ready", target, handle)
+        else:
 
             @task(**body)
             def wait_ready(target: dict, handle: dict) -> None:
@@ -200,9 +213,9 @@ def llm_benchmark():
     planned = plan()
     run_dir = price_performance(planned)
     # A run fills the groups of the backend kinds its targets use; the others' mapped tasks are skipped.
-    for kind, (pool, waits_by_rescheduling) in BACKEND_GROUPS.items():
+    for kind, (pool, deploy_poke_s, ready_poke_s) in BACKEND_GROUPS.items():
         targets = on_backend.override(task_id=f"{kind}_targets")(planned, kind)
-        target_group(kind, pool, waits_by_rescheduling).expand(target=targets) >> run_dir
+        target_group(kind, pool, deploy_poke_s, ready_poke_s).expand(target=targets) >> run_dir
     publish(run_dir) >> report(run_dir) >> check(run_dir)
 
 

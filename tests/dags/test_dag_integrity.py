@@ -39,6 +39,8 @@ def test_llm_benchmark_shape(dagbag):
     # Local targets share the machine: every measuring task holds the one local slot.
     for s in stages[:-1]:
         assert dag.get_task(f"local.{s}").pool == "llmbench_local"
+    # ... and a local target's deploy waits (slot handed back) while another's server is alive.
+    assert dag.get_task("local.deploy").mode == "reschedule"
     # SageMaker: deploys one at a time (atomic quota check), waits that hand their slot back.
     sm_deploy, sm_wait = dag.get_task("sagemaker.deploy"), dag.get_task("sagemaker.wait_ready")
     assert sm_deploy.pool == "llmbench_sagemaker_deploy"

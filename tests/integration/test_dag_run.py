@@ -56,6 +56,20 @@ def test_dag_publishes_real_measurements_and_reruns_replace(airflow_env, tmp_pat
     for knee, degradation in rows(airflow_env, "SELECT knee_concurrency, e2e_ms_p50_degradation FROM llmbench.targets "
                                   "WHERE run_key = ?", run_key):
         assert knee in (1, 2) and degradation is not None and degradation > -1
+    # One local target at a time, whole: no target's server lived (deploy start to teardown end)
+    # while another's did, so no start or warm-up fell into another target's measurement.
+    import json
+
+    lives = []
+    for events in paths.Path(run_dir).glob("*/events.jsonl"):
+        ev = [json.loads(line) for line in events.read_text().splitlines()]
+        start = min(e["at"] for e in ev if e["stage"] == "deploy" and e["status"] == "started")
+        end = max(e["at"] for e in ev if e["stage"] == "teardown" and e["status"] == "succeeded")
+        lives.append((start, end, events.parent.name))
+    lives.sort()
+    assert len(lives) == n_targets
+    for (_, end, a), (start, _, b) in zip(lives, lives[1:], strict=False):
+        assert end <= start, f"{a}'s server lived until {end}, {b}'s started at {start}"
 
     # The same date twice more: one row set, from the newest attempt.
     dirs = {run_dir}

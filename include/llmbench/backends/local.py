@@ -8,6 +8,7 @@ The handle records pid/pgid, so teardown works from any process on this machine.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -91,7 +92,19 @@ class LocalBackend:
     READY_TIMEOUT_S = 300.0
 
     def capacity_available(self, target: ResolvedTarget) -> str | None:
-        return None  # the DAG's one-slot pool is the local machine's capacity control
+        """None when no other target of this run has a local server alive; else whose it is. The
+        machine's cores are the capacity: two servers at once would share them, and one target's
+        start or warm-up would fall into another's measurement."""
+        for p in sorted(Path(target.run_dir).glob("*/handle.json")):
+            if p.parent == target.dir or (p.parent / "teardown.json").exists():
+                continue
+            try:
+                other = json.loads(p.read_text())
+            except (OSError, ValueError):
+                continue
+            if other.get("backend") == self.kind and _serves_port(other["pgid"], other["port"]):
+                return f"the local machine is serving {p.parent.name} (llama-server pid {other['pid']})"
+        return None
 
     def ready_timeout_s(self, target: ResolvedTarget) -> float:
         return self.READY_TIMEOUT_S
