@@ -116,6 +116,13 @@ def test_one_run_every_path_one_run_key_nothing_left(airflow_env, local_server, 
                 row = by[(hourly, c)]
                 assert row[3] > 0 and row[4] == row[3] and row[5] > 0
                 assert row[7] == "nova-micro" and row[6] > 0
+        # The comparison as a user reads it (shown with pytest -s).
+        print(con.execute(
+            "SELECT target_id, backend, concurrency AS c, price_basis, round(output_tokens_per_s, 1) AS out_tps, "
+            "round(ttft_ms_p50, 1) AS ttft_p50, round(usd_per_m_output_tokens_with_input, 3) AS usd_m_out_w_in, "
+            "round(monthly_usd, 0) AS monthly, round(break_even_output_tokens_per_s_vs_per_token, 1) AS break_even_tps, "
+            "price_note FROM llmbench.v_path_comparison WHERE run_key = ? ORDER BY c, usd_m_out_w_in NULLS LAST",
+            [RUN_KEY]).fetchdf().to_string(index=False))
         overhead = con.execute("SELECT instance_type, concurrency, managed_overhead_ttft_ms_p50 "
                                "FROM llmbench.v_managed_overhead WHERE run_key = ? ORDER BY concurrency",
                                [RUN_KEY]).fetchall()
