@@ -20,7 +20,10 @@ POST /model/{modelId}/converse-stream
     counted per matching model id; `throttle_in_stream_after` K -> after K frames, a
     throttlingException frame ends the stream; `stream_error_after` K -> a
     modelStreamErrorException frame instead; `bad_crc_after` K -> frames after the K-th carry a
-    corrupt checksum.
+    corrupt checksum. `fault_models` {model id substring: {fault: K, ..., "every": N}} -> those
+    in-stream faults only on requests to matching model ids, on every N-th of them (default every
+    one; counted per model id, over the requests that reach the stream), so one server can fail
+    each model of a run differently.
   * GET /bedrock/stats: what was served (requests, frames, tokens, rejections), for tests of the
     process form; the in-process form's is app[STATS].
 
@@ -172,6 +175,44 @@ class _Frames:
         await self.event("metadata", {"usage": usage, "metrics": {"latencyMs": latency_ms}})
 
 
+STREAM_FAULTS = ("throttle_in_stream_after", "stream_error_after", "bad_crc_after")
+
+
+def parse_fault_model(spec: str) -> tuple[str, dict[str, int]]:
+    """`SUBSTRING:FAULT=K[,FAULT=K...][,every=N]` (the --fault-model flag) as (substring, faults)."""
+    part, sep, rest = spec.rpartition(":")
+    if not sep or not part or not rest:
+        raise ValueError(f"--fault-model {spec!r}: expected SUBSTRING:FAULT=K[,every=N]")
+    faults: dict[str, int] = {}
+    for item in rest.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or key not in (*STREAM_FAULTS, "every"):
+            raise ValueError(f"--fault-model {spec!r}: {item!r} is not one of {', '.join(STREAM_FAULTS)}, every")
+        try:
+            faults[key] = int(value)
+        except ValueError:
+            raise ValueError(f"--fault-model {spec!r}: {key} takes an integer, not {value!r}") from None
+    if faults.get("every", 1) < 1:
+        raise ValueError(f"--fault-model {spec!r}: every must be at least 1")
+    if not set(faults) & set(STREAM_FAULTS):
+        raise ValueError(f"--fault-model {spec!r}: names no fault ({', '.join(STREAM_FAULTS)})")
+    return part, faults
+
+
+def _stream_faults(cfg: dict, stats: dict, model_id: str) -> dict:
+    """The in-stream faults of this request: the server-wide ones, overridden by those of every
+    fault_models entry whose substring is in the model id and whose turn this request is."""
+    faults = {k: cfg.get(k) for k in STREAM_FAULTS}
+    matching = [f for part, f in (cfg.get("fault_models") or {}).items() if part in model_id]
+    if matching:
+        n = stats["faulted_per_model"].get(model_id, 0) + 1
+        stats["faulted_per_model"][model_id] = n
+        for f in matching:
+            if n % f.get("every", 1) == 0:
+                faults.update({k: v for k, v in f.items() if k in STREAM_FAULTS})
+    return faults
+
+
 def _throttled(cfg: dict, stats: dict, model_id: str) -> bool:
     """Whether this request is one the throttle faults answer with 429 (counted per fault)."""
     if cfg.get("throttle_every") and stats["accepted"] % cfg["throttle_every"] == 0:
@@ -210,7 +251,7 @@ async def converse_stream(request: web.Request) -> web.StreamResponse:
         return aws_error(429, "ThrottlingException", "Too many requests, please wait before trying again.")
     resp = web.StreamResponse(headers={"Content-Type": EVENTSTREAM, "x-amzn-RequestId": str(uuid.uuid4())})
     await resp.prepare(request)
-    out = _Frames(resp, cfg, stats)
+    out = _Frames(resp, _stream_faults(cfg, stats, model_id), stats)
     await out.event("messageStart", {"role": "assistant"})
     if cfg["upstream"] is None:
         n = await _scheduled(request.app, converse, arrival, out, prompt_words)
@@ -308,6 +349,7 @@ def make_app(
     throttle_in_stream_after: int | None = None,
     stream_error_after: int | None = None,
     bad_crc_after: int | None = None,
+    fault_models: dict[str, dict[str, int]] | None = None,
 ) -> web.Application:
     """upstream None: serve the calibration schedule (`calibration`: ttft_ms, itl_ms, tokens);
     the same app then also serves it over plain OpenAI HTTP (testing/calibration's routes)."""
@@ -329,6 +371,7 @@ def make_app(
         "throttle_in_stream_after": throttle_in_stream_after,
         "stream_error_after": stream_error_after,
         "bad_crc_after": bad_crc_after,
+        "fault_models": fault_models,
     }
     app[STATS] = {
         "accepted": 0,  # signed, known model, well-formed
@@ -339,7 +382,8 @@ def make_app(
         "served": 0,  # streams completed
         "frames": 0,
         "output_tokens": 0,
-        "per_model": {},
+        "per_model": {},  # requests per model id that a throttle_models entry counts
+        "faulted_per_model": {},  # requests per model id that a fault_models entry counts
     }
     app.cleanup_ctx.append(_session)
     app.router.add_post("/model/{model_id}/converse-stream", converse_stream)
@@ -370,7 +414,19 @@ def main() -> None:
     p.add_argument("--throttle-in-stream-after", type=int, help="a throttlingException frame after K frames")
     p.add_argument("--stream-error-after", type=int, help="a modelStreamErrorException frame after K frames")
     p.add_argument("--bad-crc-after", type=int, help="corrupt the checksum of frames after the K-th")
+    p.add_argument(
+        "--fault-model",
+        action="append",
+        default=[],
+        metavar="SUBSTRING:FAULT=K[,every=N]",
+        help="an in-stream fault (throttle_in_stream_after, stream_error_after, bad_crc_after) only for model ids "
+        "containing SUBSTRING, on every N-th of their requests (default: every one); repeatable",
+    )
     a = p.parse_args()
+    try:
+        fault_models = dict(parse_fault_model(f) for f in a.fault_model)
+    except ValueError as e:
+        p.error(str(e))
     app = make_app(
         a.upstream,
         a.access_key,
@@ -384,6 +440,7 @@ def main() -> None:
         throttle_in_stream_after=a.throttle_in_stream_after,
         stream_error_after=a.stream_error_after,
         bad_crc_after=a.bad_crc_after,
+        fault_models=fault_models or None,
     )
     web.run_app(app, host="127.0.0.1", port=a.port, access_log=None)
 
