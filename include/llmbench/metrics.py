@@ -214,6 +214,15 @@ def latency_degradation(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_
     return rated[-1][1] / rated[0][1] - 1
 
 
+def speculative_speedup(with_speculation: float | None, without: float | None) -> float | None:
+    """Speed-up of speculative decoding at one concurrency (seed 002's EAGLE3 figures): a figure
+    (tok/s or requests/s) of the target with speculation / the same figure of the target that
+    differs only in having none (1.9 = 90 % faster). None where either is unknown or zero."""
+    if not with_speculation or not without:
+        return None
+    return with_speculation / without
+
+
 # Student's t, two-sided 95 %, by degrees of freedom (repeats - 1); beyond 30, the normal's 1.96.
 _T95 = {
     1: 12.706,

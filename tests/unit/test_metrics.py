@@ -124,3 +124,12 @@ def test_confidence_interval_by_hand():
     assert (low, high) == (pytest.approx(12 - half), pytest.approx(12 + half))
     assert metrics.confidence_interval([5.0]) == (None, None)
     assert metrics.confidence_interval([5.0, None, 5.0]) == (pytest.approx(5.0), pytest.approx(5.0))
+
+
+def test_speculative_speedup_by_hand():
+    from llmbench.metrics import speculative_speedup
+
+    # seed 002 at C=32: g7e EAGLE3 34.6 tok/s vs prefix caching 18.5 -> 1.87 ("1.9x")
+    assert speculative_speedup(34.6, 18.5) == pytest.approx(1.8703, abs=1e-4)
+    assert speculative_speedup(30.0, 20.0) == 1.5
+    assert speculative_speedup(None, 20.0) is None and speculative_speedup(30.0, 0) is None
