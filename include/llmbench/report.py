@@ -97,24 +97,36 @@ def _cost_bars(pp) -> str:
     cheapest tokens are the lowest bar, whichever target it belongs to."""
     import numpy as np
 
+    column, label = headline(pp)
     fig, ax = _axes()
-    data = pp.dropna(subset=["usd_per_m_output_tokens"])
+    data = pp.dropna(subset=[column])
     x, short, _ = _level_key(data)
     targets = sorted(data["target_id"].unique())
     levels = sorted(data[x].unique())
     width = 0.8 / max(1, len(levels))
     for i, c in enumerate(levels):
-        row = data[data[x] == c].set_index("target_id")["usd_per_m_output_tokens"]
+        row = data[data[x] == c].set_index("target_id")[column]
         ax.bar(
             np.arange(len(targets)) + i * width, [row.get(t, np.nan) for t in targets], width, label=f"{short}={c:g}"
         )
     ax.set_xticks(np.arange(len(targets)) + width * (len(levels) - 1) / 2)
     ax.set_xticklabels(targets, fontsize=7, rotation=10)
-    ax.set_ylabel("$ per million output tokens")
+    ax.set_ylabel(label)
     ax.set_title("Price-performance per target and concurrency (lower is cheaper)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=7, title="level", title_fontsize=7)
     return _img(fig, "Price-performance per target")
+
+
+HEADLINE_LABELS = {"output": "$ per million output tokens", "total": "$ per million tokens (input + output)"}
+
+
+def headline(pp) -> tuple[str, str]:
+    """The $/M column the run ranks by and its label (config price_basis; output before it existed)."""
+    if "headline_basis" in pp.columns and pp["headline_basis"].notna().any():
+        basis = str(pp["headline_basis"].dropna().iloc[0])
+        return "usd_per_m_headline", HEADLINE_LABELS.get(basis, HEADLINE_LABELS["output"])
+    return "usd_per_m_output_tokens", HEADLINE_LABELS["output"]
 
 
 def _roofline(pp) -> str:
@@ -206,7 +218,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
         ]
     if not pp.empty:
         parts += [
-            _plot(pp, "usd_per_m_output_tokens", "$ per million output tokens", "Price-performance"),
+            _plot(pp, *headline(pp), "Price-performance"),
             _cost_bars(pp),
             _roofline(pp),
             "<h2>Price-performance</h2>",
@@ -220,6 +232,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "output_tokens_per_s",
                     "usd_per_m_output_tokens",
                     "usd_per_m_total_tokens",
+                    "headline_basis",
                     "break_even_output_tokens_per_s",
                     "roofline_efficiency",
                     "ttft_ms_p50",

@@ -167,7 +167,17 @@ def price_rows(
                 "beats_api": None if break_even is None else bool(out_tps is not None and out_tps >= break_even),
             }
         )
+        rows[-1].update(headline_price(rows[-1], run.price_basis))
     return rows
+
+
+HEADLINE_COLUMNS = {"output": "usd_per_m_output_tokens", "total": "usd_per_m_total_tokens"}
+
+
+def headline_price(row: dict[str, Any], basis: str) -> dict[str, Any]:
+    """The $/M a run ranks and labels by (config `price_basis`): per output token or per total
+    (input + output) token; both figures stay on the row."""
+    return {"headline_basis": basis, "usd_per_m_headline": row.get(HEADLINE_COLUMNS[basis])}
 
 
 def compare_paths(run: RunPlan, statuses: dict[str, str], prices: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -274,9 +284,10 @@ def build_tables(run_dir: str) -> dict[str, Any]:
     break_even = compare_paths(run, {t["target_id"]: t["status"] for t in targets}, prices)
     pp = pd.DataFrame(prices)
     if not pp.empty:
-        # Best configuration per model: the cheapest tokens among levels that meet the SLO.
-        ok = pp[pp["meets_slo"] & pp["usd_per_m_output_tokens"].notna()]
-        best = ok.loc[ok.groupby("model")["usd_per_m_output_tokens"].idxmin()] if not ok.empty else ok
+        # Best configuration per model: the cheapest tokens, on the run's price basis (per output
+        # or per total token: usd_per_m_headline), among levels that meet the SLO.
+        ok = pp[pp["meets_slo"] & pp["usd_per_m_headline"].notna()]
+        best = ok.loc[ok.groupby("model")["usd_per_m_headline"].idxmin()] if not ok.empty else ok
         pp["best_under_slo"] = pp.index.isin(best.index)
     tdf = pd.DataFrame(targets)
     failed = int((tdf["status"] == "failed").sum())

@@ -49,3 +49,18 @@ def test_price_rows_by_hand_and_for_a_failed_level(tmp_path):
     assert failed["output_tokens_per_s"] == 0 and failed["usd_per_m_output_tokens"] is None
     assert failed["meets_slo"] is False and failed["beats_api"] is False
     assert failed["ttft_ms_p50"] is None and failed["roofline_efficiency"] is None
+
+
+def test_headline_price_follows_the_runs_price_basis():
+    from llmbench.tables import headline_price
+
+    lv = level(1)
+    out_row = price_rows(RUN, TARGET, [lv], True)[0]
+    assert out_row["headline_basis"] == "output"
+    assert out_row["usd_per_m_headline"] == out_row["usd_per_m_output_tokens"]
+    total_row = price_rows(RUN.model_copy(update={"price_basis": "total"}), TARGET, [lv], True)[0]
+    assert total_row["headline_basis"] == "total"
+    # by hand: $0.8048/h over (132 out + 660 in) tok/s
+    assert total_row["usd_per_m_headline"] == pytest.approx(0.8048 / ((132 + 660) * 3600) * 1e6)
+    assert headline_price({"usd_per_m_output_tokens": 2.0, "usd_per_m_total_tokens": 0.5}, "total") == {
+        "headline_basis": "total", "usd_per_m_headline": 0.5}

@@ -269,3 +269,19 @@ def test_open_loop_migration_keeps_published_rows_and_keys_levels_by_rate(db, tm
     with pytest.raises(Exception):
         warehouse.publish(dup, db)
     test_columns_carry_comments_for_bi_tools(db)
+
+
+def test_best_under_slo_view_ranks_on_the_price_basis(db):
+    # seed 002's case: per output token the long-output target is cheaper, per total token the
+    # long-prompt one is; a run with price_basis total ranks by usd_per_m_total_tokens.
+    f = _pp_run("t1", "2026-11-30", [("a", "qwen", "ml.g6e.12xlarge", 32, 1000.0, 13.12, True),
+                                     ("b", "qwen", "ml.g7e.2xlarge", 32, 300.0, 4.20, True)])
+    pp = f["price_performance"]
+    pp["usd_per_m_total_tokens"] = [3.0, 1.0]  # b: long prompts, so many more total tokens
+    pp["headline_basis"] = "total"
+    pp["usd_per_m_headline"] = pp["usd_per_m_total_tokens"]
+    assert pp["usd_per_m_output_tokens"].iloc[0] < pp["usd_per_m_output_tokens"].iloc[1]  # a wins per output token
+    warehouse.publish(f, db)
+    best = warehouse.query("SELECT instance_type, headline_basis, usd_per_m_headline FROM llmbench.v_best_under_slo",
+                           target=db)
+    assert best.values.tolist() == [["ml.g7e.2xlarge", "total", 1.0]]
