@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llmbench import paths
-from llmbench.metrics import Slo, roofline_tokens_per_s
+from llmbench.metrics import Slo, roofline_tokens_per_s, weight_gb_read_per_token
 from llmbench.models import (
     KNOWN_REGIONS,
     BackendKind,
@@ -276,6 +276,8 @@ class _Checked:
         self.checks: list[str] = []
         self.tp = 1
         self.roofline: float | None = None
+        self.weight_gb: float | None = None  # GB of weights read per generated token
+        self.weights_not_read: str | None = None
         self.ami_ssm_parameter: str | None = None  # ec2: the AMI chosen for this instance
 
     def passed(self, what: str, outcome: str = "ok") -> None:
@@ -529,6 +531,8 @@ def _check_hardware_target(
     else:  # BenchmarkConfig pairs each serving kind with its backend: nothing else reaches here
         raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {kind!r}")
     out.roofline = roofline_tokens_per_s(inst, model, precision, out.tp)
+    out.weight_gb = weight_gb_read_per_token(model, precision)
+    out.weights_not_read = model.get("weights_not_read")
     price = _hourly_price(where, kind, t, region, inst, cat)
     out.passed(f"price in {region}", price_summary(price))
     return region, price, backend
@@ -695,6 +699,8 @@ def plan_checked(
                 region=region,
                 tensor_parallel=checked.tp,
                 roofline_tokens_per_s=checked.roofline,
+                weight_gb_per_token=checked.weight_gb,
+                weights_not_read=checked.weights_not_read,
                 estimated_endpoint_hours=hours,
                 estimated_usd=usd,
                 warnings=checked.warnings,

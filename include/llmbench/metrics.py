@@ -302,13 +302,28 @@ def decode_tokens_per_s_per_stream(tpot_ms_p50: float | None) -> float | None:
     return 1000 / tpot_ms_p50 if tpot_ms_p50 else None
 
 
+GB_PER_GIB = 2**30 / 1e9  # 1.073741824: a GiB in GB (bandwidth is quoted in GB/s, file sizes in GiB)
+
+
+def weight_gb_read_per_token(model: dict[str, Any], precision: str) -> float:
+    """GB of weights one decode step reads per generated token at `precision`: the catalog's
+    `weight_gib_read_per_token` where it states one (seed 001's Gemma 4 E2B: 6.32 GiB bf16, 2.85
+    GiB int4, every stored weight, the embedding tables included), converted to GB; else active
+    parameters x bytes per parameter (a MoE reads only its active experts; dense: all)."""
+    stated = (model.get("weight_gib_read_per_token") or {}).get(precision)
+    if stated is not None:
+        return float(stated) * GB_PER_GIB
+    return float(model["active_params_b"] * model["bytes_per_param"][precision])
+
+
 def roofline_tokens_per_s(inst: dict[str, Any], model: dict[str, Any], precision: str, tp: int) -> float | None:
-    """Single-stream decode ceiling: memory bandwidth / bytes of active weights read per token
-    (tensor parallel ranks read their shards at the same time). None without a known bandwidth."""
+    """Single-stream decode ceiling: memory bandwidth / GB of weights read per token
+    (weight_gb_read_per_token; tensor parallel ranks read their shards at the same time). None
+    without a known bandwidth. Seed 001: an L4's 300 GB/s over 6.32 GiB of bf16 Gemma 4 E2B is
+    44.2 tok/s (the article's ~47 divides GB/s by GiB), over 2.85 GiB of int4 98.0 (~105)."""
     if not inst.get("memory_bandwidth_gb_s"):
         return None
-    gb_per_token = model["active_params_b"] * model["bytes_per_param"][precision]
-    return float(inst["memory_bandwidth_gb_s"] * max(tp, 1) / gb_per_token)
+    return float(inst["memory_bandwidth_gb_s"] * max(tp, 1) / weight_gb_read_per_token(model, precision))
 
 
 def roofline_efficiency(decode_tokens_per_s: float | None, roofline_tokens_per_s: float | None) -> float | None:
@@ -317,3 +332,28 @@ def roofline_efficiency(decode_tokens_per_s: float | None, roofline_tokens_per_s
     if not decode_tokens_per_s or not roofline_tokens_per_s:
         return None
     return decode_tokens_per_s / roofline_tokens_per_s
+
+
+def roofline_note(
+    efficiency: float | None,
+    speculative: bool = False,
+    prefix_caching: bool = False,
+    weights_not_read: str | None = None,
+) -> str | None:
+    """Why a level beat its bandwidth ceiling (efficiency above 1), from what the target was
+    configured with: speculative decoding (several tokens per pass over the weights; seed 002's
+    EAGLE3), the catalog counting weights a token does not read (`weights_not_read`, e.g. seed 001's
+    per-layer embeddings, looked up one row per token), prefix caching or on-chip caches. None at
+    or below 1 (or unknown): nothing to explain."""
+    if efficiency is None or efficiency != efficiency or efficiency <= 1:
+        return None
+    causes = []
+    if speculative:
+        causes.append("speculative decoding (several tokens verified per pass over the weights)")
+    if weights_not_read:
+        causes.append(f"the catalog counts weights a token does not read ({weights_not_read})")
+    if prefix_caching:
+        causes.append("prefix caching (shorter prefills overlap fewer decode steps)")
+    if not causes:
+        causes.append("no configured cause: on-chip caches, or check the catalog's bandwidth and weight bytes")
+    return f"efficiency {efficiency:.2f} above the bandwidth ceiling: likely " + "; ".join(causes)

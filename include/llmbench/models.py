@@ -295,6 +295,8 @@ class ResolvedTarget(_Strict):
     region: str
     tensor_parallel: int = 1
     roofline_tokens_per_s: float | None = None
+    weight_gb_per_token: float | None = None  # what the roofline divides by (metrics.weight_gb_read_per_token)
+    weights_not_read: str | None = None  # stored weights a token does not read (the model catalog's note)
     estimated_endpoint_hours: float
     estimated_usd: float | None  # None: the target has no price (an unpriced openai endpoint)
     warnings: list[str] = Field(default_factory=list)  # plan-time warnings about this target

@@ -152,6 +152,17 @@ def _roofline(pp) -> str:
             "Roofline efficiency (decode tok/s per stream / ceiling)",
         )
         + note
+        + _above_ceiling(have)
+    )
+
+
+def _above_ceiling(have) -> str:
+    """Levels faster than their bandwidth ceiling, each with its likely cause, not shown bare."""
+    if "roofline_note" not in have.columns or not have["roofline_note"].notna().any():
+        return ""
+    above = have[have["roofline_note"].notna()]
+    return "<p>Above the bandwidth ceiling (efficiency over 100 %):</p>" + _table(
+        above, ["target_id", "concurrency", "weight_gb_per_token", "roofline_efficiency", "roofline_note"]
     )
 
 

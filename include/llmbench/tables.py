@@ -168,7 +168,23 @@ def price_rows(
             }
         )
         rows[-1].update(headline_price(rows[-1], run.price_basis))
+        rows[-1].update(roofline_basis(target, rows[-1]["roofline_efficiency"]))
     return rows
+
+
+def roofline_basis(target: ResolvedTarget, efficiency: float | None) -> dict[str, Any]:
+    """What the roofline divided by (GB of weights read per token) and, where a level beat it,
+    the likely cause (metrics.roofline_note) from the target's serving config and the catalog."""
+    s = target.serving
+    return {
+        "weight_gb_per_token": target.weight_gb_per_token,
+        "roofline_note": metrics.roofline_note(
+            efficiency,
+            speculative=bool(getattr(s, "speculative_config", None)),
+            prefix_caching=bool(getattr(s, "enable_prefix_caching", False)),
+            weights_not_read=target.weights_not_read,
+        ),
+    }
 
 
 HEADLINE_COLUMNS = {"output": "usd_per_m_output_tokens", "total": "usd_per_m_total_tokens"}

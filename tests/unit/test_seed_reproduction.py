@@ -70,3 +70,10 @@ def test_writes_markdown_and_json(repro, tmp_path):
     assert data["summary"] == result["summary"] and data["summary"]["open"] == 0
     md = (tmp_path / "seed_reproduction.md").read_text()
     assert f"{data['summary']['cells']} cells" in md and "## Seed 002" in md
+
+
+def test_seed_001_roofline_comes_from_the_catalog_in_consistent_units(cells):
+    bf16 = _cell(cells, "001", "Gemma 4 E2B bf16 on L4 (6.32 GiB)", "roofline tok/s")
+    int4 = _cell(cells, "001", "Gemma 4 E2B int4 on L4 (2.85 GiB)", "roofline tok/s")
+    assert bf16.llmbench == pytest.approx(44.21, abs=0.01) and int4.llmbench == pytest.approx(98.03, abs=0.01)
+    assert bf16.status == int4.status == "explained" and "GiB" in bf16.reason and "47.5" in bf16.reason
