@@ -166,6 +166,45 @@ def _above_ceiling(have) -> str:
     )
 
 
+def _reference(ref, pp) -> str:
+    """What the seed articles state or imply (the config's reference: block) beside what this run
+    measured for the same target, column and concurrency, with the difference (v_reference)."""
+    if ref is None or ref.empty:
+        return ""
+    rows = []
+    closed = pp[pp["arrival_rate_rps"].fillna(0) == 0] if "arrival_rate_rps" in pp.columns else pp
+    for r in ref.itertuples():
+        measured = None
+        if r.metric and r.target_id and r.metric in closed.columns:
+            sel = closed[closed["target_id"] == r.target_id]
+            if r.concurrency == r.concurrency and r.concurrency is not None:  # not NaN
+                sel = sel[sel["concurrency"] == r.concurrency]
+            vals = sel[r.metric].dropna()
+            measured = float(vals.mean()) if not vals.empty else None
+        rows.append(
+            {
+                "seed": r.seed,
+                "target_id": r.target_id,
+                "metric": r.metric,
+                "concurrency": r.concurrency,
+                "article": r.value,
+                "implied": r.implied,
+                "measured": measured,
+                "difference_pct": None if measured is None or not r.value else 100 * (measured / r.value - 1),
+                "says": r.says,
+            }
+        )
+    import pandas as pd
+
+    return (
+        "<h2>Against the seed articles</h2><p>What the articles state or imply (the config's "
+        "<code>reference</code> block), beside what this run measured; a blank measurement: the run has "
+        "no such figure (an unpriced target, another level). Every derived number of seeds 000-002 is "
+        "recomputed in <code>benchmarks/results/seed_reproduction.md</code>.</p>"
+        + _table(pd.DataFrame(rows), list(rows[0]))
+    )
+
+
 # Marks the page once it has loaded: how many images there are and how many failed to decode.
 # The browser test (tests/integration/test_dag_run.py) reads these from the rendered DOM.
 LOAD_CHECK = """<script>
@@ -256,6 +295,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                 ],
             ),
         ]
+    if not pp.empty:
+        parts.append(_reference(frames.get("reference"), pp))
     if not pp.empty and "backend" in pp.columns and pp["backend"].nunique() > 1:
         # Several ways of serving side by side: the figures computed in llmbench.tables.compare_paths.
         parts += [

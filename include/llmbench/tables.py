@@ -14,7 +14,7 @@ from llmbench import __version__, metrics, pricing
 from llmbench.events import read_events
 from llmbench.models import Price, ResolvedTarget, RunPlan
 
-TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even")
+TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference")
 
 
 def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
@@ -187,6 +187,39 @@ def roofline_basis(target: ResolvedTarget, efficiency: float | None) -> dict[str
     }
 
 
+REFERENCE_COLUMNS = (
+    "run_key",
+    "reference_index",
+    "seed",
+    "target_id",
+    "metric",
+    "concurrency",
+    "value",
+    "unit",
+    "says",
+    "implied",
+)
+
+
+def reference_rows(run: RunPlan) -> list[dict[str, Any]]:
+    """The config's `reference:` block, one row per figure (table `reference`, view v_reference)."""
+    return [
+        {
+            "run_key": run.run_key,
+            "reference_index": i,
+            "seed": ref.seed,
+            "target_id": ref.target,
+            "metric": ref.metric,
+            "concurrency": ref.concurrency,
+            "value": ref.value,
+            "unit": ref.unit,
+            "says": ref.says,
+            "implied": ref.implied,
+        }
+        for i, ref in enumerate(run.reference)
+    ]
+
+
 HEADLINE_COLUMNS = {"output": "usd_per_m_output_tokens", "total": "usd_per_m_total_tokens"}
 
 
@@ -341,6 +374,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         "requests": pd.concat(requests, ignore_index=True) if requests else pd.DataFrame(),
         "price_performance": pp,
         "break_even": pd.DataFrame(break_even),
+        "reference": pd.DataFrame(reference_rows(run), columns=list(REFERENCE_COLUMNS)),
     }
     for name, frame in frames.items():
         frame.to_parquet(tables / f"{name}.parquet", index=False)
