@@ -187,6 +187,54 @@ def roofline_basis(target: ResolvedTarget, efficiency: float | None) -> dict[str
     }
 
 
+SPECULATIVE_COLUMNS = (
+    "speculative_baseline_target_id",
+    "speculative_speedup",
+    "speculative_ttft_change",
+    "speculative_tpot_change",
+)
+
+
+def speculative_pairs(run: RunPlan) -> dict[str, str]:
+    """{target with speculative decoding: the target of the run that differs from it only in
+    having none} (same backend, instance type, model, precision; serving equal but for its name
+    and speculative_config): seed 002's EAGLE3 on/off pairs."""
+
+    def key(t: ResolvedTarget) -> str:
+        serving = t.serving.model_dump(exclude={"name", "speculative_config"})
+        return json.dumps([t.backend_kind, t.instance_type, t.model, t.precision, serving], sort_keys=True)
+
+    plain = {key(t): t.target_id for t in run.targets if not getattr(t.serving, "speculative_config", None)}
+    return {
+        t.target_id: plain[key(t)]
+        for t in run.targets
+        if getattr(t.serving, "speculative_config", None) and key(t) in plain
+    }
+
+
+def speculative_speedups(run: RunPlan, prices: list[dict[str, Any]]) -> None:
+    """On each price row of a speculative target with a baseline in the run, at the same level:
+    the output tok/s speed-up (metrics.speculative_speedup) and the relative TTFT and TPOT p50
+    change (seed 002's table: +X % tok/s, TTFT and TPOT change). NULL elsewhere. Edits in place."""
+    pairs = speculative_pairs(run)
+    by_level = {(r["target_id"], r["concurrency"], r["arrival_rate_rps"]): r for r in prices}
+
+    def change(a: float | None, b: float | None) -> float | None:
+        return None if a is None or not b else a / b - 1
+
+    for row in prices:
+        row.update(dict.fromkeys(SPECULATIVE_COLUMNS))
+        base = by_level.get((pairs.get(row["target_id"]), row["concurrency"], row["arrival_rate_rps"]))
+        if base is None:
+            continue
+        row["speculative_baseline_target_id"] = base["target_id"]
+        row["speculative_speedup"] = metrics.speculative_speedup(
+            row["output_tokens_per_s"], base["output_tokens_per_s"]
+        )
+        row["speculative_ttft_change"] = change(row["ttft_ms_p50"], base["ttft_ms_p50"])
+        row["speculative_tpot_change"] = change(row["tpot_ms_p50"], base["tpot_ms_p50"])
+
+
 REFERENCE_COLUMNS = (
     "run_key",
     "reference_index",
@@ -331,6 +379,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         prices.extend(price_rows(run, target, lv.to_dict("records"), row["validation_passed"]))
 
     break_even = compare_paths(run, {t["target_id"]: t["status"] for t in targets}, prices)
+    speculative_speedups(run, prices)
     pp = pd.DataFrame(prices)
     if not pp.empty:
         # Best configuration per model: the cheapest tokens, on the run's price basis (per output

@@ -310,3 +310,16 @@ def test_v_reference_shows_measured_against_what_the_article_says(db, tmp_path):
     assert tps.concurrency == 64 and tps.measured == pytest.approx(1450.0) and tps.relative_difference == 0
     g7e = by[("g7e-qwen3coder-fp4", "usd_per_hour")]  # nothing measured for it in this run
     assert g7e.reference_value == 13.97 and pd.isna(g7e.measured)
+
+
+def test_v_speculative_speedup_lists_the_speculative_levels(db):
+    f = _pp_run("s1", "2026-11-30", [("eagle", "qwen", "ml.g7e.2xlarge", 32, 34.6, 4.20, True),
+                                     ("plain", "qwen", "ml.g7e.2xlarge", 32, 18.5, 4.20, True)])
+    pp = f["price_performance"]
+    pp["arrival_rate_rps"] = 0.0
+    pp["speculative_baseline_target_id"] = ["plain", None]
+    pp["speculative_speedup"] = [34.6 / 18.5, None]
+    warehouse.publish(f, db)
+    got = warehouse.query("SELECT target_id, speculative_baseline_target_id, concurrency, speculative_speedup "
+                          "FROM llmbench.v_speculative_speedup", target=db)
+    assert got.values.tolist() == [["eagle", "plain", 32, pytest.approx(1.8703, abs=1e-4)]]
