@@ -204,6 +204,22 @@ def knee_concurrency(levels: Sequence[dict[str, Any]], fraction: float = 0.9) ->
     return min(c for c, tps in rated if tps >= fraction * best)
 
 
+def latency_knee_concurrency(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_p90") -> int | None:
+    """Seed 003's knee: the level past which latency starts to grow faster than throughput. Over
+    the levels in order of concurrency, the first step whose relative p90 latency growth exceeds
+    its relative output-throughput growth (L1/L0 - 1 > T1/T0 - 1); the knee is the concurrency
+    before that step. None when no step does (or with fewer than two rated levels)."""
+    rated: list[tuple[int, float, float]] = sorted(
+        (lv["concurrency"], float(lv["output_tokens_per_s"]), float(lv[metric]))
+        for lv in levels
+        if lv.get("output_tokens_per_s") and lv.get(metric) and lv[metric] == lv[metric]
+    )
+    for (c0, t0, l0), (_, t1, l1) in zip(rated, rated[1:], strict=False):
+        if l1 / l0 - 1 > t1 / t0 - 1:
+            return int(c0)
+    return None
+
+
 def latency_degradation(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_p50") -> float | None:
     """How much slower a request gets from the lowest to the highest concurrency (seed 002's
     table): metric at the highest level / at the lowest - 1 (0.5 = 50 % slower). None with

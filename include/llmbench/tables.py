@@ -376,6 +376,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         level_rows = [r for r in lv.to_dict("records") if not r.get("arrival_rate_rps")]
         row["knee_concurrency"] = metrics.knee_concurrency(level_rows)
         row["e2e_ms_p50_degradation"] = metrics.latency_degradation(level_rows)
+        row["latency_knee_concurrency"] = metrics.latency_knee_concurrency(level_rows)
         prices.extend(price_rows(run, target, lv.to_dict("records"), row["validation_passed"]))
 
     break_even = compare_paths(run, {t["target_id"]: t["status"] for t in targets}, prices)
