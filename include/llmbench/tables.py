@@ -67,6 +67,27 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         "endpoint_seconds": endpoint_seconds,
         "benchmark_cost_usd": benchmark_cost,
         "raw_dir": str(d),
+        **provenance(target),
+    }
+
+
+def provenance(target: ResolvedTarget) -> dict[str, Any]:
+    """What a row measured, as planned: the container image (its URI in the target's region; the
+    catalog names images by tag, so no digest), the engine, the model id and the llmbench that
+    measured it. The engine version and model revision the server reports are not read yet (NULL)."""
+    b = target.backend
+    image = None
+    container = getattr(b, "container", None)
+    if container is not None:
+        settings = getattr(b, "settings", None)
+        account = getattr(settings, "account_id", None) or ""
+        image = container.image.format(region=target.region, account=account)
+    model_id = getattr(b, "model_id", None) or target.hf_id
+    return {
+        "container_image": image,
+        "engine": target.serving.kind,
+        "model_id": model_id,
+        "llmbench_version": __version__,
     }
 
 

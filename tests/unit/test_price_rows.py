@@ -85,3 +85,16 @@ def test_speculative_speedup_against_the_target_that_differs_only_in_speculation
     assert eagle["speculative_speedup"] == pytest.approx(34.6 / 18.5)  # 1.87: the article's "1.9x"
     assert eagle["speculative_ttft_change"] == pytest.approx(0.2) and eagle["speculative_tpot_change"] == -0.5
     assert plain["speculative_speedup"] is None and g5["speculative_baseline_target_id"] is None
+
+
+def test_provenance_names_the_image_engine_model_and_llmbench(tmp_path):
+    from llmbench import __version__
+    from llmbench.config import plan
+    from llmbench.tables import provenance
+
+    run = plan("sagemaker-seed-002", "2026-11-30", runs_root=tmp_path)
+    g7e = next(t for t in run.targets if t.target_id == "g7e-vllm-eagle3")
+    assert provenance(g7e) == {
+        "container_image": "763104351884.dkr.ecr.us-west-2.amazonaws.com/vllm:0.15.1-gpu-py312-cu129-ubuntu22.04-sagemaker",
+        "engine": "vllm", "model_id": "Qwen/Qwen3-32B", "llmbench_version": __version__}
+    assert provenance(TARGET)["container_image"] is None  # a local llama-server has no image
