@@ -219,7 +219,7 @@ def test_seed_configs_set_no_price_and_carry_references(tmp_path):
                 assert t["usd_per_hour"] in instances[t["instance_type"]]["usd_per_hour"].values(), (path, t["id"])
     seed0 = plan("sagemaker-seed-000", "2026-11-30", runs_root=tmp_path)
     implied = {r.target: r.value for r in seed0.reference if r.unit == "usd_per_hour"}
-    assert implied == {"g7e-qwen3coder-fp4": 13.97, "g6-qwen3coder-fp8": 4.48, "g6e-qwen3coder-fp8": 9.31}
+    assert implied == {"g7e-qwen3coder-fp4": 13.97, "g6-qwen3coder-fp8": 4.49, "g6e-qwen3coder-fp8": 9.31}
     assert all(r.implied for r in seed0.reference if r.unit == "usd_per_hour")
     assert seed0.price_basis == "output"
     seed2 = plan("sagemaker-seed-002", "2026-11-30", runs_root=tmp_path)
