@@ -83,6 +83,7 @@ lint: venv
 bench: venv
 	$(BIN)/python benchmarks/client_fidelity.py
 	$(BIN)/python benchmarks/sustained_load.py
+	$(BIN)/python benchmarks/seed_reproduction.py
 
 lock:
 	$(BIN)/uv pip compile --python-version 3.11 requirements.in -o requirements.txt

@@ -214,6 +214,21 @@ def price_label(price) -> str:
     return "no price"
 
 
+def price_basis_line(basis: str, input_mean: float, output_mean: float) -> str:
+    """What the run's $/M figures count (config `price_basis`), as the plan prints it."""
+    ratio = (input_mean + output_mean) / output_mean if output_mean else 1.0
+    if basis == "total":
+        return (
+            f"price basis: $/M total tokens (input + output: ~{input_mean:.0f} + ~{output_mean:.0f} per request), "
+            f"which ranks best_under_slo and heads the report; {ratio:.2f}x the tokens, so ~1/{ratio:.2f} of $/M "
+            "per output token (also on every row)"
+        )
+    return (
+        f"price basis: $/M output tokens, which ranks best_under_slo and heads the report; $/M total tokens "
+        f"(~{input_mean:.0f} in + ~{output_mean:.0f} out per request) is on every row too"
+    )
+
+
 def _usd(usd: float | None) -> str:
     """An estimated cost: cents for most targets, more digits below a cent (per-token APIs)."""
     if usd is None:
@@ -246,6 +261,11 @@ def cmd_plan(a: argparse.Namespace) -> int:
         f"run key {run.run_key} ({', '.join(run.backends)}): {len(run.targets)} target(s), concurrency "
         f"{w.concurrency}, {w.requests_per_level} requests/level, {tokens(w.input_tokens)} in{prefix}"
         f" / {tokens(w.output_tokens)} out; every check passed"
+    )
+    print(
+        price_basis_line(
+            run.price_basis, length_mean(w.input_tokens) + w.shared_prefix_tokens, length_mean(w.output_tokens)
+        )
     )
     for t in run.targets:
         print(f"\n  {t.target_id} ({t.backend_kind}, {t.region}): {t.label}")

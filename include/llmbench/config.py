@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llmbench import paths
-from llmbench.metrics import Slo, roofline_tokens_per_s
+from llmbench.metrics import Slo, roofline_tokens_per_s, weight_gb_read_per_token
 from llmbench.models import (
     KNOWN_REGIONS,
     BackendKind,
@@ -36,6 +36,8 @@ from llmbench.models import (
     OpenAIServing,
     OpenAITarget,
     Price,
+    PriceBasis,
+    Reference,
     ResolvedTarget,
     RunPlan,
     SageMakerSettings,
@@ -78,6 +80,9 @@ class TargetSpec(_Strict):
     precision: str | None = None  # required on local, sagemaker and ec2
     serving: Serving
     usd_per_hour: float | None = Field(None, ge=0)  # overrides the catalog price (openai: the only price)
+    # Why no source prices this target (no catalog or Pricing API price for its type and region):
+    # it is then measured without $ figures instead of refused. A price wins once one exists.
+    unpriced: str | None = Field(None, min_length=1)
 
     @field_validator("id")
     @classmethod
@@ -104,6 +109,16 @@ class BenchmarkConfig(_Strict):
     slo: Slo = Field(default_factory=Slo)
     warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
     targets: list[TargetSpec] = Field(min_length=1)
+    price_basis: PriceBasis = "output"  # $/M per output token, or per total (input + output) token
+    reference: list[Reference] = Field(default_factory=list)  # what the articles state or imply
+
+    @model_validator(mode="after")
+    def _references(self) -> BenchmarkConfig:
+        ids = {t.id for t in self.targets}
+        for i, ref in enumerate(self.reference):
+            if ref.target is not None and ref.target not in ids:
+                raise ValueError(f"reference[{i}].target: no target {ref.target!r} (targets: {sorted(ids)})")
+        return self
 
     def backend_of(self, t: TargetSpec) -> str:
         """The backend a target runs on (the validator guarantees one)."""
@@ -261,6 +276,8 @@ class _Checked:
         self.checks: list[str] = []
         self.tp = 1
         self.roofline: float | None = None
+        self.weight_gb: float | None = None  # GB of weights read per generated token
+        self.weights_not_read: str | None = None
         self.ami_ssm_parameter: str | None = None  # ec2: the AMI chosen for this instance
 
     def passed(self, what: str, outcome: str = "ok") -> None:
@@ -459,6 +476,8 @@ def _hourly_price(
             api_price["fetched_at"][:10],
         )
     usd_per_hour = (inst.get("usd_per_hour") or {}).get(region)
+    if usd_per_hour is None and t.unpriced:
+        return Price(basis="none", note=f"no source-backed price for {t.instance_type} in {region}: {t.unpriced}")
     if usd_per_hour is None:
         raise ConfigError(
             f"{where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
@@ -512,6 +531,8 @@ def _check_hardware_target(
     else:  # BenchmarkConfig pairs each serving kind with its backend: nothing else reaches here
         raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {kind!r}")
     out.roofline = roofline_tokens_per_s(inst, model, precision, out.tp)
+    out.weight_gb = weight_gb_read_per_token(model, precision)
+    out.weights_not_read = model.get("weights_not_read")
     price = _hourly_price(where, kind, t, region, inst, cat)
     out.passed(f"price in {region}", price_summary(price))
     return region, price, backend
@@ -678,6 +699,8 @@ def plan_checked(
                 region=region,
                 tensor_parallel=checked.tp,
                 roofline_tokens_per_s=checked.roofline,
+                weight_gb_per_token=checked.weight_gb,
+                weights_not_read=checked.weights_not_read,
                 estimated_endpoint_hours=hours,
                 estimated_usd=usd,
                 warnings=checked.warnings,
@@ -695,6 +718,8 @@ def plan_checked(
         estimated_endpoint_hours=sum(t.estimated_endpoint_hours for t in targets),
         estimated_usd=sum(t.estimated_usd or 0.0 for t in targets),
         targets=targets,
+        price_basis=cfg.price_basis,
+        reference=cfg.reference,
     )
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "plan.json").write_text(run.model_dump_json(indent=2))

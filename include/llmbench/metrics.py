@@ -204,6 +204,22 @@ def knee_concurrency(levels: Sequence[dict[str, Any]], fraction: float = 0.9) ->
     return min(c for c, tps in rated if tps >= fraction * best)
 
 
+def latency_knee_concurrency(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_p90") -> int | None:
+    """Seed 003's knee: the level past which latency starts to grow faster than throughput. Over
+    the levels in order of concurrency, the first step whose relative p90 latency growth exceeds
+    its relative output-throughput growth (L1/L0 - 1 > T1/T0 - 1); the knee is the concurrency
+    before that step. None when no step does (or with fewer than two rated levels)."""
+    rated: list[tuple[int, float, float]] = sorted(
+        (lv["concurrency"], float(lv["output_tokens_per_s"]), float(lv[metric]))
+        for lv in levels
+        if lv.get("output_tokens_per_s") and lv.get(metric) and lv[metric] == lv[metric]
+    )
+    for (c0, t0, l0), (_, t1, l1) in zip(rated, rated[1:], strict=False):
+        if l1 / l0 - 1 > t1 / t0 - 1:
+            return int(c0)
+    return None
+
+
 def latency_degradation(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_p50") -> float | None:
     """How much slower a request gets from the lowest to the highest concurrency (seed 002's
     table): metric at the highest level / at the lowest - 1 (0.5 = 50 % slower). None with
@@ -212,6 +228,15 @@ def latency_degradation(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_
     if len(rated) < 2 or not rated[0][1] or rated[-1][1] is None or rated[-1][1] != rated[-1][1]:
         return None
     return rated[-1][1] / rated[0][1] - 1
+
+
+def speculative_speedup(with_speculation: float | None, without: float | None) -> float | None:
+    """Speed-up of speculative decoding at one concurrency (seed 002's EAGLE3 figures): a figure
+    (tok/s or requests/s) of the target with speculation / the same figure of the target that
+    differs only in having none (1.9 = 90 % faster). None where either is unknown or zero."""
+    if not with_speculation or not without:
+        return None
+    return with_speculation / without
 
 
 # Student's t, two-sided 95 %, by degrees of freedom (repeats - 1); beyond 30, the normal's 1.96.
@@ -293,13 +318,28 @@ def decode_tokens_per_s_per_stream(tpot_ms_p50: float | None) -> float | None:
     return 1000 / tpot_ms_p50 if tpot_ms_p50 else None
 
 
+GB_PER_GIB = 2**30 / 1e9  # 1.073741824: a GiB in GB (bandwidth is quoted in GB/s, file sizes in GiB)
+
+
+def weight_gb_read_per_token(model: dict[str, Any], precision: str) -> float:
+    """GB of weights one decode step reads per generated token at `precision`: the catalog's
+    `weight_gib_read_per_token` where it states one (seed 001's Gemma 4 E2B: 6.32 GiB bf16, 2.85
+    GiB int4, every stored weight, the embedding tables included), converted to GB; else active
+    parameters x bytes per parameter (a MoE reads only its active experts; dense: all)."""
+    stated = (model.get("weight_gib_read_per_token") or {}).get(precision)
+    if stated is not None:
+        return float(stated) * GB_PER_GIB
+    return float(model["active_params_b"] * model["bytes_per_param"][precision])
+
+
 def roofline_tokens_per_s(inst: dict[str, Any], model: dict[str, Any], precision: str, tp: int) -> float | None:
-    """Single-stream decode ceiling: memory bandwidth / bytes of active weights read per token
-    (tensor parallel ranks read their shards at the same time). None without a known bandwidth."""
+    """Single-stream decode ceiling: memory bandwidth / GB of weights read per token
+    (weight_gb_read_per_token; tensor parallel ranks read their shards at the same time). None
+    without a known bandwidth. Seed 001: an L4's 300 GB/s over 6.32 GiB of bf16 Gemma 4 E2B is
+    44.2 tok/s (the article's ~47 divides GB/s by GiB), over 2.85 GiB of int4 98.0 (~105)."""
     if not inst.get("memory_bandwidth_gb_s"):
         return None
-    gb_per_token = model["active_params_b"] * model["bytes_per_param"][precision]
-    return float(inst["memory_bandwidth_gb_s"] * max(tp, 1) / gb_per_token)
+    return float(inst["memory_bandwidth_gb_s"] * max(tp, 1) / weight_gb_read_per_token(model, precision))
 
 
 def roofline_efficiency(decode_tokens_per_s: float | None, roofline_tokens_per_s: float | None) -> float | None:
@@ -308,3 +348,28 @@ def roofline_efficiency(decode_tokens_per_s: float | None, roofline_tokens_per_s
     if not decode_tokens_per_s or not roofline_tokens_per_s:
         return None
     return decode_tokens_per_s / roofline_tokens_per_s
+
+
+def roofline_note(
+    efficiency: float | None,
+    speculative: bool = False,
+    prefix_caching: bool = False,
+    weights_not_read: str | None = None,
+) -> str | None:
+    """Why a level beat its bandwidth ceiling (efficiency above 1), from what the target was
+    configured with: speculative decoding (several tokens per pass over the weights; seed 002's
+    EAGLE3), the catalog counting weights a token does not read (`weights_not_read`, e.g. seed 001's
+    per-layer embeddings, looked up one row per token), prefix caching or on-chip caches. None at
+    or below 1 (or unknown): nothing to explain."""
+    if efficiency is None or efficiency != efficiency or efficiency <= 1:
+        return None
+    causes = []
+    if speculative:
+        causes.append("speculative decoding (several tokens verified per pass over the weights)")
+    if weights_not_read:
+        causes.append(f"the catalog counts weights a token does not read ({weights_not_read})")
+    if prefix_caching:
+        causes.append("prefix caching (shorter prefills overlap fewer decode steps)")
+    if not causes:
+        causes.append("no configured cause: on-chip caches, or check the catalog's bandwidth and weight bytes")
+    return f"efficiency {efficiency:.2f} above the bandwidth ceiling: likely " + "; ".join(causes)

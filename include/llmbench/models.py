@@ -295,6 +295,8 @@ class ResolvedTarget(_Strict):
     region: str
     tensor_parallel: int = 1
     roofline_tokens_per_s: float | None = None
+    weight_gb_per_token: float | None = None  # what the roofline divides by (metrics.weight_gb_read_per_token)
+    weights_not_read: str | None = None  # stored weights a token does not read (the model catalog's note)
     estimated_endpoint_hours: float
     estimated_usd: float | None  # None: the target has no price (an unpriced openai endpoint)
     warnings: list[str] = Field(default_factory=list)  # plan-time warnings about this target
@@ -318,6 +320,24 @@ class ResolvedTarget(_Strict):
         return value if isinstance(value, cls) else cls.model_validate(value)
 
 
+PriceBasis = Literal["output", "total"]
+
+
+class Reference(_Strict):
+    """A figure a seed article states or implies, kept beside the run to hold llmbench's own
+    against: never a price, never an input. `implied`: derived by arithmetic from the article's
+    figures (e.g. an hourly price back-solved from its $/M), not printed in it."""
+
+    seed: str = Field(pattern=r"^[0-9]{3}$")  # the seed article, e.g. "000"
+    says: str = Field(min_length=1)  # what the article says, in a few words
+    value: float
+    unit: str = Field(min_length=1)  # usd_per_hour, usd_per_m_total_tokens, output_tokens_per_s, pct, ...
+    target: str | None = None  # the target id it is about, if one
+    metric: str | None = None  # the price_performance column it compares with, if one
+    concurrency: int | None = Field(None, ge=1)
+    implied: bool = False
+
+
 class RunPlan(_Strict):
     """A resolved config + Params: the run key, its folder, and every target (plan.json)."""
 
@@ -332,6 +352,9 @@ class RunPlan(_Strict):
     estimated_endpoint_hours: float
     estimated_usd: float
     targets: list[ResolvedTarget]
+    # The $/M a run ranks and labels by: per output token, or per total (input + output) token.
+    price_basis: PriceBasis = "output"
+    reference: list[Reference] = Field(default_factory=list)  # the config's, to compare against
 
     @classmethod
     def load(cls, run_dir: str | Path) -> RunPlan:

@@ -97,24 +97,36 @@ def _cost_bars(pp) -> str:
     cheapest tokens are the lowest bar, whichever target it belongs to."""
     import numpy as np
 
+    column, label = headline(pp)
     fig, ax = _axes()
-    data = pp.dropna(subset=["usd_per_m_output_tokens"])
+    data = pp.dropna(subset=[column])
     x, short, _ = _level_key(data)
     targets = sorted(data["target_id"].unique())
     levels = sorted(data[x].unique())
     width = 0.8 / max(1, len(levels))
     for i, c in enumerate(levels):
-        row = data[data[x] == c].set_index("target_id")["usd_per_m_output_tokens"]
+        row = data[data[x] == c].set_index("target_id")[column]
         ax.bar(
             np.arange(len(targets)) + i * width, [row.get(t, np.nan) for t in targets], width, label=f"{short}={c:g}"
         )
     ax.set_xticks(np.arange(len(targets)) + width * (len(levels) - 1) / 2)
     ax.set_xticklabels(targets, fontsize=7, rotation=10)
-    ax.set_ylabel("$ per million output tokens")
+    ax.set_ylabel(label)
     ax.set_title("Price-performance per target and concurrency (lower is cheaper)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=7, title="level", title_fontsize=7)
     return _img(fig, "Price-performance per target")
+
+
+HEADLINE_LABELS = {"output": "$ per million output tokens", "total": "$ per million tokens (input + output)"}
+
+
+def headline(pp) -> tuple[str, str]:
+    """The $/M column the run ranks by and its label (config price_basis; output before it existed)."""
+    if "headline_basis" in pp.columns and pp["headline_basis"].notna().any():
+        basis = str(pp["headline_basis"].dropna().iloc[0])
+        return "usd_per_m_headline", HEADLINE_LABELS.get(basis, HEADLINE_LABELS["output"])
+    return "usd_per_m_output_tokens", HEADLINE_LABELS["output"]
 
 
 def _roofline(pp) -> str:
@@ -140,6 +152,56 @@ def _roofline(pp) -> str:
             "Roofline efficiency (decode tok/s per stream / ceiling)",
         )
         + note
+        + _above_ceiling(have)
+    )
+
+
+def _above_ceiling(have) -> str:
+    """Levels faster than their bandwidth ceiling, each with its likely cause, not shown bare."""
+    if "roofline_note" not in have.columns or not have["roofline_note"].notna().any():
+        return ""
+    above = have[have["roofline_note"].notna()]
+    return "<p>Above the bandwidth ceiling (efficiency over 100 %):</p>" + _table(
+        above, ["target_id", "concurrency", "weight_gb_per_token", "roofline_efficiency", "roofline_note"]
+    )
+
+
+def _reference(ref, pp) -> str:
+    """What the seed articles state or imply (the config's reference: block) beside what this run
+    measured for the same target, column and concurrency, with the difference (v_reference)."""
+    if ref is None or ref.empty:
+        return ""
+    rows = []
+    closed = pp[pp["arrival_rate_rps"].fillna(0) == 0] if "arrival_rate_rps" in pp.columns else pp
+    for r in ref.itertuples():
+        measured = None
+        if r.metric and r.target_id and r.metric in closed.columns:
+            sel = closed[closed["target_id"] == r.target_id]
+            if r.concurrency == r.concurrency and r.concurrency is not None:  # not NaN
+                sel = sel[sel["concurrency"] == r.concurrency]
+            vals = sel[r.metric].dropna()
+            measured = float(vals.mean()) if not vals.empty else None
+        rows.append(
+            {
+                "seed": r.seed,
+                "target_id": r.target_id,
+                "metric": r.metric,
+                "concurrency": r.concurrency,
+                "article": r.value,
+                "implied": r.implied,
+                "measured": measured,
+                "difference_pct": None if measured is None or not r.value else 100 * (measured / r.value - 1),
+                "says": r.says,
+            }
+        )
+    import pandas as pd
+
+    return (
+        "<h2>Against the seed articles</h2><p>What the articles state or imply (the config's "
+        "<code>reference</code> block), beside what this run measured; a blank measurement: the run has "
+        "no such figure (an unpriced target, another level). Every derived number of seeds 000-002 is "
+        "recomputed in <code>benchmarks/results/seed_reproduction.md</code>.</p>"
+        + _table(pd.DataFrame(rows), list(rows[0]))
     )
 
 
@@ -206,7 +268,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
         ]
     if not pp.empty:
         parts += [
-            _plot(pp, "usd_per_m_output_tokens", "$ per million output tokens", "Price-performance"),
+            _plot(pp, *headline(pp), "Price-performance"),
             _cost_bars(pp),
             _roofline(pp),
             "<h2>Price-performance</h2>",
@@ -220,6 +282,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "output_tokens_per_s",
                     "usd_per_m_output_tokens",
                     "usd_per_m_total_tokens",
+                    "headline_basis",
                     "break_even_output_tokens_per_s",
                     "roofline_efficiency",
                     "ttft_ms_p50",
@@ -232,6 +295,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                 ],
             ),
         ]
+    if not pp.empty:
+        parts.append(_reference(frames.get("reference"), pp))
     if not pp.empty and "backend" in pp.columns and pp["backend"].nunique() > 1:
         # Several ways of serving side by side: the figures computed in llmbench.tables.compare_paths.
         parts += [

@@ -14,7 +14,7 @@ from llmbench import __version__, metrics, pricing
 from llmbench.events import read_events
 from llmbench.models import Price, ResolvedTarget, RunPlan
 
-TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even")
+TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference")
 
 
 def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
@@ -67,6 +67,27 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         "endpoint_seconds": endpoint_seconds,
         "benchmark_cost_usd": benchmark_cost,
         "raw_dir": str(d),
+        **provenance(target),
+    }
+
+
+def provenance(target: ResolvedTarget) -> dict[str, Any]:
+    """What a row measured, as planned: the container image (its URI in the target's region; the
+    catalog names images by tag, so no digest), the engine, the model id and the llmbench that
+    measured it. The engine version and model revision the server reports are not read yet (NULL)."""
+    b = target.backend
+    image = None
+    container = getattr(b, "container", None)
+    if container is not None:
+        settings = getattr(b, "settings", None)
+        account = getattr(settings, "account_id", None) or ""
+        image = container.image.format(region=target.region, account=account)
+    model_id = getattr(b, "model_id", None) or target.hf_id
+    return {
+        "container_image": image,
+        "engine": target.serving.kind,
+        "model_id": model_id,
+        "llmbench_version": __version__,
     }
 
 
@@ -167,7 +188,114 @@ def price_rows(
                 "beats_api": None if break_even is None else bool(out_tps is not None and out_tps >= break_even),
             }
         )
+        rows[-1].update(headline_price(rows[-1], run.price_basis))
+        rows[-1].update(roofline_basis(target, rows[-1]["roofline_efficiency"]))
     return rows
+
+
+def roofline_basis(target: ResolvedTarget, efficiency: float | None) -> dict[str, Any]:
+    """What the roofline divided by (GB of weights read per token) and, where a level beat it,
+    the likely cause (metrics.roofline_note) from the target's serving config and the catalog."""
+    s = target.serving
+    return {
+        "weight_gb_per_token": target.weight_gb_per_token,
+        "roofline_note": metrics.roofline_note(
+            efficiency,
+            speculative=bool(getattr(s, "speculative_config", None)),
+            prefix_caching=bool(getattr(s, "enable_prefix_caching", False)),
+            weights_not_read=target.weights_not_read,
+        ),
+    }
+
+
+SPECULATIVE_COLUMNS = (
+    "speculative_baseline_target_id",
+    "speculative_speedup",
+    "speculative_ttft_change",
+    "speculative_tpot_change",
+)
+
+
+def speculative_pairs(run: RunPlan) -> dict[str, str]:
+    """{target with speculative decoding: the target of the run that differs from it only in
+    having none} (same backend, instance type, model, precision; serving equal but for its name
+    and speculative_config): seed 002's EAGLE3 on/off pairs."""
+
+    def key(t: ResolvedTarget) -> str:
+        serving = t.serving.model_dump(exclude={"name", "speculative_config"})
+        return json.dumps([t.backend_kind, t.instance_type, t.model, t.precision, serving], sort_keys=True)
+
+    plain = {key(t): t.target_id for t in run.targets if not getattr(t.serving, "speculative_config", None)}
+    return {
+        t.target_id: plain[key(t)]
+        for t in run.targets
+        if getattr(t.serving, "speculative_config", None) and key(t) in plain
+    }
+
+
+def speculative_speedups(run: RunPlan, prices: list[dict[str, Any]]) -> None:
+    """On each price row of a speculative target with a baseline in the run, at the same level:
+    the output tok/s speed-up (metrics.speculative_speedup) and the relative TTFT and TPOT p50
+    change (seed 002's table: +X % tok/s, TTFT and TPOT change). NULL elsewhere. Edits in place."""
+    pairs = speculative_pairs(run)
+    by_level = {(r["target_id"], r["concurrency"], r["arrival_rate_rps"]): r for r in prices}
+
+    def change(a: float | None, b: float | None) -> float | None:
+        return None if a is None or not b else a / b - 1
+
+    for row in prices:
+        row.update(dict.fromkeys(SPECULATIVE_COLUMNS))
+        base = by_level.get((pairs.get(row["target_id"]), row["concurrency"], row["arrival_rate_rps"]))
+        if base is None:
+            continue
+        row["speculative_baseline_target_id"] = base["target_id"]
+        row["speculative_speedup"] = metrics.speculative_speedup(
+            row["output_tokens_per_s"], base["output_tokens_per_s"]
+        )
+        row["speculative_ttft_change"] = change(row["ttft_ms_p50"], base["ttft_ms_p50"])
+        row["speculative_tpot_change"] = change(row["tpot_ms_p50"], base["tpot_ms_p50"])
+
+
+REFERENCE_COLUMNS = (
+    "run_key",
+    "reference_index",
+    "seed",
+    "target_id",
+    "metric",
+    "concurrency",
+    "value",
+    "unit",
+    "says",
+    "implied",
+)
+
+
+def reference_rows(run: RunPlan) -> list[dict[str, Any]]:
+    """The config's `reference:` block, one row per figure (table `reference`, view v_reference)."""
+    return [
+        {
+            "run_key": run.run_key,
+            "reference_index": i,
+            "seed": ref.seed,
+            "target_id": ref.target,
+            "metric": ref.metric,
+            "concurrency": ref.concurrency,
+            "value": ref.value,
+            "unit": ref.unit,
+            "says": ref.says,
+            "implied": ref.implied,
+        }
+        for i, ref in enumerate(run.reference)
+    ]
+
+
+HEADLINE_COLUMNS = {"output": "usd_per_m_output_tokens", "total": "usd_per_m_total_tokens"}
+
+
+def headline_price(row: dict[str, Any], basis: str) -> dict[str, Any]:
+    """The $/M a run ranks and labels by (config `price_basis`): per output token or per total
+    (input + output) token; both figures stay on the row."""
+    return {"headline_basis": basis, "usd_per_m_headline": row.get(HEADLINE_COLUMNS[basis])}
 
 
 def compare_paths(run: RunPlan, statuses: dict[str, str], prices: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -269,14 +397,17 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         level_rows = [r for r in lv.to_dict("records") if not r.get("arrival_rate_rps")]
         row["knee_concurrency"] = metrics.knee_concurrency(level_rows)
         row["e2e_ms_p50_degradation"] = metrics.latency_degradation(level_rows)
+        row["latency_knee_concurrency"] = metrics.latency_knee_concurrency(level_rows)
         prices.extend(price_rows(run, target, lv.to_dict("records"), row["validation_passed"]))
 
     break_even = compare_paths(run, {t["target_id"]: t["status"] for t in targets}, prices)
+    speculative_speedups(run, prices)
     pp = pd.DataFrame(prices)
     if not pp.empty:
-        # Best configuration per model: the cheapest tokens among levels that meet the SLO.
-        ok = pp[pp["meets_slo"] & pp["usd_per_m_output_tokens"].notna()]
-        best = ok.loc[ok.groupby("model")["usd_per_m_output_tokens"].idxmin()] if not ok.empty else ok
+        # Best configuration per model: the cheapest tokens, on the run's price basis (per output
+        # or per total token: usd_per_m_headline), among levels that meet the SLO.
+        ok = pp[pp["meets_slo"] & pp["usd_per_m_headline"].notna()]
+        best = ok.loc[ok.groupby("model")["usd_per_m_headline"].idxmin()] if not ok.empty else ok
         pp["best_under_slo"] = pp.index.isin(best.index)
     tdf = pd.DataFrame(targets)
     failed = int((tdf["status"] == "failed").sum())
@@ -314,6 +445,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         "requests": pd.concat(requests, ignore_index=True) if requests else pd.DataFrame(),
         "price_performance": pp,
         "break_even": pd.DataFrame(break_even),
+        "reference": pd.DataFrame(reference_rows(run), columns=list(REFERENCE_COLUMNS)),
     }
     for name, frame in frames.items():
         frame.to_parquet(tables / f"{name}.parquet", index=False)

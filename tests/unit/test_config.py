@@ -1,6 +1,7 @@
 """Config loading and planning: good configs resolve, bad ones are refused in one line."""
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -155,8 +156,15 @@ def test_seed_configs_plan_with_costs(tmp_path):
     for name, n in (("sagemaker-seed-000", 8), ("sagemaker-seed-002", 6)):
         run = plan(name, "2026-11-30", runs_root=tmp_path)
         assert len(run.targets) == n
-        assert all(t.price.usd_per_hour > 0 and t.estimated_usd > 0 for t in run.targets)
-        assert run.estimated_usd == pytest.approx(sum(t.estimated_usd for t in run.targets))
+        priced = [t for t in run.targets if t.price.basis == "per_hour"]
+        assert all(t.price.usd_per_hour > 0 and t.estimated_usd > 0 for t in priced)
+        assert all(t.price.source != "config" for t in run.targets)  # prices come from sources
+        assert run.estimated_usd == pytest.approx(sum(t.estimated_usd for t in priced))
+        # no source prices ml.g6.12xlarge or ml.g7e.12xlarge: measured without $ figures, saying why
+        unpriced = {t.instance_type for t in run.targets if t.price.basis == "none"}
+        assert unpriced == ({"ml.g6.12xlarge", "ml.g7e.12xlarge"} if name == "sagemaker-seed-000" else set())
+        assert all(t.estimated_usd is None and "reference" in t.price.note for t in run.targets
+                   if t.price.basis == "none")
     seed0 = plan("sagemaker-seed-000", "2026-11-30", runs_root=tmp_path)
     assert len(seed0.warnings) == 2 and all("ampere" in w for w in seed0.warnings)  # fp8 on A10G, warned
 
@@ -193,4 +201,34 @@ def test_length_distributions_and_seed_presets(tmp_path):
     assert (seed000.input_tokens, seed000.output_tokens, seed000.concurrency) == (2048, 512, [1, 16, 64])
     seed002 = Workload.model_validate({"preset": "seed-002", "concurrency": [1, 2]})  # the config wins
     assert seed002.shared_prefix_tokens == 478 and seed002.concurrency == [1, 2]
-    assert seed002.input_tokens.mean == 1000 and seed002.output_tokens.mean == 560
+    assert seed002.input_tokens.mean + seed002.shared_prefix_tokens == 1000 and seed002.output_tokens.mean == 560
+
+
+def test_seed_configs_set_no_price_and_carry_references(tmp_path):
+    import glob
+
+    from llmbench.config import load_catalogs
+
+    instances = load_catalogs()["instances"]
+    for path in glob.glob(str(Path(__file__).resolve().parents[2] / "include" / "config" / "*seed*.yaml")):
+        cfg = yaml.safe_load(Path(path).read_text())
+        for t in cfg["targets"]:
+            # a price set on a seed target is one a source states for that type (seed 001's g5g:
+            # us-east-1's Pricing API figure), never one back-solved from an article's result
+            if "usd_per_hour" in t:
+                assert t["usd_per_hour"] in instances[t["instance_type"]]["usd_per_hour"].values(), (path, t["id"])
+    seed0 = plan("sagemaker-seed-000", "2026-11-30", runs_root=tmp_path)
+    implied = {r.target: r.value for r in seed0.reference if r.unit == "usd_per_hour"}
+    assert implied == {"g7e-qwen3coder-fp4": 13.97, "g6-qwen3coder-fp8": 4.49, "g6e-qwen3coder-fp8": 9.31}
+    assert all(r.implied for r in seed0.reference if r.unit == "usd_per_hour")
+    assert seed0.price_basis == "output"
+    seed2 = plan("sagemaker-seed-002", "2026-11-30", runs_root=tmp_path)
+    assert seed2.price_basis == "total" and len(seed2.reference) >= 6
+    assert all(r.seed == "002" for r in seed2.reference)
+
+
+def test_reference_must_name_a_target_of_the_config(tmp_path):
+    cfg = _write(tmp_path, lambda c: c.update(reference=[{"seed": "000", "says": "x", "value": 1, "unit": "pct",
+                                                          "target": "nope"}]))
+    with pytest.raises(ConfigError, match="reference.0.target|reference\\[0\\].target"):
+        plan(cfg, "2026-11-30", runs_root=tmp_path / "runs")

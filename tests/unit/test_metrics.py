@@ -124,3 +124,30 @@ def test_confidence_interval_by_hand():
     assert (low, high) == (pytest.approx(12 - half), pytest.approx(12 + half))
     assert metrics.confidence_interval([5.0]) == (None, None)
     assert metrics.confidence_interval([5.0, None, 5.0]) == (pytest.approx(5.0), pytest.approx(5.0))
+
+
+def test_speculative_speedup_by_hand():
+    from llmbench.metrics import speculative_speedup
+
+    # seed 002 at C=32: g7e EAGLE3 34.6 tok/s vs prefix caching 18.5 -> 1.87 ("1.9x")
+    assert speculative_speedup(34.6, 18.5) == pytest.approx(1.8703, abs=1e-4)
+    assert speculative_speedup(30.0, 20.0) == 1.5
+    assert speculative_speedup(None, 20.0) is None and speculative_speedup(30.0, 0) is None
+
+
+def test_latency_knee_by_hand():
+    from llmbench.metrics import latency_knee_concurrency
+
+    levels = [  # 1 -> 2: tok/s +90 %, p90 +10 %; 2 -> 4: +50 % vs +40 %; 4 -> 8: +10 % vs +100 %: knee at 4
+        {"concurrency": 8, "output_tokens_per_s": 313.5, "e2e_ms_p90": 3080.0},
+        {"concurrency": 1, "output_tokens_per_s": 100.0, "e2e_ms_p90": 1000.0},
+        {"concurrency": 2, "output_tokens_per_s": 190.0, "e2e_ms_p90": 1100.0},
+        {"concurrency": 4, "output_tokens_per_s": 285.0, "e2e_ms_p90": 1540.0},
+    ]
+    assert latency_knee_concurrency(levels) == 4
+    # latency never outgrows throughput: no knee
+    assert latency_knee_concurrency(levels[1:3]) is None
+    # the first step already: the knee is the lowest level
+    assert latency_knee_concurrency([{"concurrency": 1, "output_tokens_per_s": 10.0, "e2e_ms_p90": 100.0},
+                                     {"concurrency": 2, "output_tokens_per_s": 11.0, "e2e_ms_p90": 200.0}]) == 1
+    assert latency_knee_concurrency([{"concurrency": 1, "output_tokens_per_s": None, "e2e_ms_p90": 1.0}]) is None

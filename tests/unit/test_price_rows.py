@@ -49,3 +49,52 @@ def test_price_rows_by_hand_and_for_a_failed_level(tmp_path):
     assert failed["output_tokens_per_s"] == 0 and failed["usd_per_m_output_tokens"] is None
     assert failed["meets_slo"] is False and failed["beats_api"] is False
     assert failed["ttft_ms_p50"] is None and failed["roofline_efficiency"] is None
+
+
+def test_headline_price_follows_the_runs_price_basis():
+    from llmbench.tables import headline_price
+
+    lv = level(1)
+    out_row = price_rows(RUN, TARGET, [lv], True)[0]
+    assert out_row["headline_basis"] == "output"
+    assert out_row["usd_per_m_headline"] == out_row["usd_per_m_output_tokens"]
+    total_row = price_rows(RUN.model_copy(update={"price_basis": "total"}), TARGET, [lv], True)[0]
+    assert total_row["headline_basis"] == "total"
+    # by hand: $0.8048/h over (132 out + 660 in) tok/s
+    assert total_row["usd_per_m_headline"] == pytest.approx(0.8048 / ((132 + 660) * 3600) * 1e6)
+    assert headline_price({"usd_per_m_output_tokens": 2.0, "usd_per_m_total_tokens": 0.5}, "total") == {
+        "headline_basis": "total", "usd_per_m_headline": 0.5}
+
+
+def test_speculative_speedup_against_the_target_that_differs_only_in_speculation(tmp_path):
+    from llmbench.config import plan
+    from llmbench.tables import speculative_pairs, speculative_speedups
+
+    run = plan("sagemaker-seed-002", "2026-11-30", runs_root=tmp_path)
+    assert speculative_pairs(run) == {"g6e-vllm-eagle3": "g6e-vllm-prefix-cache",
+                                      "g7e-vllm-eagle3": "g7e-vllm-prefix-cache"}
+    # seed 002 at C=32 (At a Glance): g7e 34.6 tok/s with EAGLE3, 18.5 without; TTFT/TPOT made up
+    rows = [{"target_id": t, "concurrency": 32, "arrival_rate_rps": 0.0, "output_tokens_per_s": tps,
+             "ttft_ms_p50": ttft, "tpot_ms_p50": tpot}
+            for t, tps, ttft, tpot in (("g7e-vllm-eagle3", 34.6, 300.0, 20.0),
+                                       ("g7e-vllm-prefix-cache", 18.5, 250.0, 40.0),
+                                       ("g5-lmi-baseline", 14.5, 900.0, 60.0))]
+    speculative_speedups(run, rows)
+    eagle, plain, g5 = rows
+    assert eagle["speculative_baseline_target_id"] == "g7e-vllm-prefix-cache"
+    assert eagle["speculative_speedup"] == pytest.approx(34.6 / 18.5)  # 1.87: the article's "1.9x"
+    assert eagle["speculative_ttft_change"] == pytest.approx(0.2) and eagle["speculative_tpot_change"] == -0.5
+    assert plain["speculative_speedup"] is None and g5["speculative_baseline_target_id"] is None
+
+
+def test_provenance_names_the_image_engine_model_and_llmbench(tmp_path):
+    from llmbench import __version__
+    from llmbench.config import plan
+    from llmbench.tables import provenance
+
+    run = plan("sagemaker-seed-002", "2026-11-30", runs_root=tmp_path)
+    g7e = next(t for t in run.targets if t.target_id == "g7e-vllm-eagle3")
+    assert provenance(g7e) == {
+        "container_image": "763104351884.dkr.ecr.us-west-2.amazonaws.com/vllm:0.15.1-gpu-py312-cu129-ubuntu22.04-sagemaker",
+        "engine": "vllm", "model_id": "Qwen/Qwen3-32B", "llmbench_version": __version__}
+    assert provenance(TARGET)["container_image"] is None  # a local llama-server has no image

@@ -33,3 +33,29 @@ def test_report_has_every_plot_and_the_knee(tmp_path):
         assert base64.b64decode(data).startswith(b"\x89PNG")
     assert "<h2>Price-performance</h2>" in html and "<h2>Levels</h2>" in html
     assert "Roofline efficiency not available for b" in html  # named, not silently missing
+
+
+def test_report_ranks_on_the_price_basis_flags_the_ceiling_and_shows_references(tmp_path):
+    levels = pd.DataFrame([{"target_id": "g7e", "concurrency": c, "output_tokens_per_s": 100.0 * c, "ttft_ms_p50": 10.0,
+                            "ttft_ms_p99": 20.0, "tpot_ms_p50": 5.0, "e2e_ms_p50": 100.0, "requests_ok": 4,
+                            "requests_failed": 0} for c in (1, 32)])
+    pp = levels[["target_id", "concurrency", "output_tokens_per_s"]].assign(
+        arrival_rate_rps=0.0, usd_per_hour=4.2, usd_per_m_output_tokens=[11.7, 0.36], usd_per_m_total_tokens=[4.2, 0.13],
+        headline_basis="total", usd_per_m_headline=[4.2, 0.13], weight_gb_per_token=65.6,
+        roofline_efficiency=[2.33, None],
+        roofline_note=["efficiency 2.33 above the bandwidth ceiling: likely speculative decoding", None])
+    ref = pd.DataFrame([{"run_key": "k", "reference_index": 0, "seed": "002", "target_id": "g7e",
+                         "metric": "usd_per_m_total_tokens", "concurrency": 32, "value": 0.41,
+                         "unit": "usd_per_m_total_tokens", "says": "g7e + EAGLE3: $0.41/M tokens at C=32",
+                         "implied": False}])
+    frames = {
+        "runs": pd.DataFrame([{"run_key": "k", "status": "succeeded", "targets_planned": 1, "targets_failed": 0,
+                               "targets_validation_failed": 0, "run_dir": str(tmp_path)}]),
+        "targets": pd.DataFrame([{"target_id": "g7e", "status": "succeeded"}]),
+        "levels": levels, "price_performance": pp, "reference": ref,
+    }
+    html = write_report(frames, tmp_path / "report.html").read_text()
+    assert "<th>headline_basis</th>" in html  # the price table says which $/M the run ranks by
+    assert "Above the bandwidth ceiling" in html and "likely speculative decoding" in html
+    assert "<h2>Against the seed articles</h2>" in html and "g7e + EAGLE3: $0.41/M tokens at C=32" in html
+    assert "-68.293" in html  # 0.13 measured vs 0.41 stated: -68.3 %

@@ -248,7 +248,8 @@ def test_open_loop_migration_keeps_published_rows_and_keys_levels_by_rate(db, tm
             later.unlink()
     (sql / "010_views.sql").write_text("-- repeatable\n")  # today's views read 009's columns
     monkeypatch.setattr(warehouse, "SQL_DIR", sql)
-    monkeypatch.setattr(warehouse, "TABLES", tuple(t for t in warehouse.TABLES if t != "break_even"))  # 012's
+    # break_even: 012's; reference: 015's
+    monkeypatch.setattr(warehouse, "TABLES", tuple(t for t in warehouse.TABLES if t not in ("break_even", "reference")))
     warehouse.publish(frames("old"), db)
     monkeypatch.undo()
 
@@ -269,3 +270,56 @@ def test_open_loop_migration_keeps_published_rows_and_keys_levels_by_rate(db, tm
     with pytest.raises(Exception):
         warehouse.publish(dup, db)
     test_columns_carry_comments_for_bi_tools(db)
+
+
+def test_best_under_slo_view_ranks_on_the_price_basis(db):
+    # seed 002's case: per output token the long-output target is cheaper, per total token the
+    # long-prompt one is; a run with price_basis total ranks by usd_per_m_total_tokens.
+    f = _pp_run("t1", "2026-11-30", [("a", "qwen", "ml.g6e.12xlarge", 32, 1000.0, 13.12, True),
+                                     ("b", "qwen", "ml.g7e.2xlarge", 32, 300.0, 4.20, True)])
+    pp = f["price_performance"]
+    pp["usd_per_m_total_tokens"] = [3.0, 1.0]  # b: long prompts, so many more total tokens
+    pp["headline_basis"] = "total"
+    pp["usd_per_m_headline"] = pp["usd_per_m_total_tokens"]
+    assert pp["usd_per_m_output_tokens"].iloc[0] < pp["usd_per_m_output_tokens"].iloc[1]  # a wins per output token
+    warehouse.publish(f, db)
+    best = warehouse.query("SELECT instance_type, headline_basis, usd_per_m_headline FROM llmbench.v_best_under_slo",
+                           target=db)
+    assert best.values.tolist() == [["ml.g7e.2xlarge", "total", 1.0]]
+
+
+def test_v_reference_shows_measured_against_what_the_article_says(db, tmp_path):
+    # seed 000: G6e at the catalog's $13.12/h, the article's 63 % implies $9.31/h: the gap is a row
+    from llmbench.config import plan
+    from llmbench.tables import reference_rows
+
+    run = plan("sagemaker-seed-000", "2026-11-30", runs_root=tmp_path)
+    f = _pp_run(run.run_key, "2026-11-30", [("g6e-qwen3coder-fp8", "qwen", "ml.g6e.12xlarge", 64, 1450.0, 13.12, True),
+                                             ("g6e-qwen3coder-fp8", "qwen", "ml.g6e.12xlarge", 16, 900.0, 13.12, True)])
+    f["price_performance"]["arrival_rate_rps"] = 0.0
+    f["reference"] = pd.DataFrame(reference_rows(run))
+    warehouse.publish(f, db)
+    ref = warehouse.query("SELECT target_id, metric, concurrency, reference_value, measured, relative_difference, "
+                          "implied FROM llmbench.v_reference ORDER BY reference_index", target=db)
+    assert len(ref) == len(run.reference)
+    by = {(r.target_id, r.metric): r for r in ref.itertuples()}
+    g6e_price = by[("g6e-qwen3coder-fp8", "usd_per_hour")]
+    assert g6e_price.reference_value == 9.31 and g6e_price.measured == pytest.approx(13.12)
+    assert g6e_price.relative_difference == pytest.approx(13.12 / 9.31 - 1) and g6e_price.implied
+    tps = by[("g6e-qwen3coder-fp8", "output_tokens_per_s")]
+    assert tps.concurrency == 64 and tps.measured == pytest.approx(1450.0) and tps.relative_difference == 0
+    g7e = by[("g7e-qwen3coder-fp4", "usd_per_hour")]  # nothing measured for it in this run
+    assert g7e.reference_value == 13.97 and pd.isna(g7e.measured)
+
+
+def test_v_speculative_speedup_lists_the_speculative_levels(db):
+    f = _pp_run("s1", "2026-11-30", [("eagle", "qwen", "ml.g7e.2xlarge", 32, 34.6, 4.20, True),
+                                     ("plain", "qwen", "ml.g7e.2xlarge", 32, 18.5, 4.20, True)])
+    pp = f["price_performance"]
+    pp["arrival_rate_rps"] = 0.0
+    pp["speculative_baseline_target_id"] = ["plain", None]
+    pp["speculative_speedup"] = [34.6 / 18.5, None]
+    warehouse.publish(f, db)
+    got = warehouse.query("SELECT target_id, speculative_baseline_target_id, concurrency, speculative_speedup "
+                          "FROM llmbench.v_speculative_speedup", target=db)
+    assert got.values.tolist() == [["eagle", "plain", 32, pytest.approx(1.8703, abs=1e-4)]]

@@ -1,0 +1,72 @@
+-- repeatable: re-applied whenever this file changes (llmbench.warehouse.migrate)
+-- The cheapest tokens per model under the SLO, from the latest results of each configuration, on
+-- each row's price basis (usd_per_m_headline: per output or per total token; rows published before
+-- price_basis existed rank by usd_per_m_output_tokens). Defined here, not in 010_views.sql, because
+-- it reads columns 015_price_basis.sql adds.
+CREATE OR REPLACE VIEW llmbench.v_best_under_slo AS
+SELECT model, instance_type, serving_config, concurrency, arrival_rate_rps, load_mode, usd_per_m_output_tokens,
+       output_tokens_per_s,
+       ttft_ms_p90, tpot_ms_p90, usd_per_hour, logical_date, run_key,
+       headline_basis, usd_per_m_headline, usd_per_m_total_tokens
+FROM (
+    SELECT pp.*,
+           row_number() OVER (PARTITION BY pp.model
+                              ORDER BY coalesce(pp.usd_per_m_headline, pp.usd_per_m_output_tokens)) AS rank_in_model
+    FROM llmbench.price_performance pp
+    JOIN (
+        SELECT model, instance_type, serving_config, max(logical_date) AS logical_date
+        FROM llmbench.price_performance
+        GROUP BY model, instance_type, serving_config
+    ) latest USING (model, instance_type, serving_config, logical_date)
+    WHERE pp.meets_slo AND pp.validation_passed
+      AND coalesce(pp.usd_per_m_headline, pp.usd_per_m_output_tokens) IS NOT NULL
+) ranked
+WHERE rank_in_model = 1;
+
+-- Each figure a seed article states or implies (llmbench.reference) beside what the run measured
+-- or computed for the same target, column and concurrency (closed-loop levels), with the
+-- difference: a mismatch (seed 000's G6e at an implied $9.31/h against the catalog's $13.12) is
+-- visible, never hidden. measured is NULL where the run has no such figure (an unpriced target, a
+-- column not in price_performance); a reference without a concurrency is held against the
+-- target's levels' mean (usd_per_hour is the same on every level).
+CREATE OR REPLACE VIEW llmbench.v_reference AS
+SELECT r.run_key, r.reference_index, r.seed, r.target_id, r.metric, r.concurrency, r.unit, r.says, r.implied,
+       r.value AS reference_value, m.measured,
+       m.measured - r.value AS difference,
+       CASE WHEN r.value <> 0 THEN m.measured / r.value - 1 END AS relative_difference
+FROM llmbench.reference r
+LEFT JOIN (
+    SELECT rr.run_key, rr.reference_index, avg(f.measured) AS measured
+    FROM llmbench.reference rr
+    JOIN (
+        SELECT run_key, target_id, concurrency, 'usd_per_hour' AS metric, usd_per_hour AS measured
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+        UNION ALL SELECT run_key, target_id, concurrency, 'output_tokens_per_s', output_tokens_per_s
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+        UNION ALL SELECT run_key, target_id, concurrency, 'requests_per_s', requests_per_s
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+        UNION ALL SELECT run_key, target_id, concurrency, 'usd_per_m_output_tokens', usd_per_m_output_tokens
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+        UNION ALL SELECT run_key, target_id, concurrency, 'usd_per_m_total_tokens', usd_per_m_total_tokens
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+        UNION ALL SELECT run_key, target_id, concurrency, 'usd_per_m_headline', usd_per_m_headline
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+        UNION ALL SELECT run_key, target_id, concurrency, 'e2e_ms_p50', e2e_ms_p50
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+        UNION ALL SELECT run_key, target_id, concurrency, 'ttft_ms_p50', ttft_ms_p50
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+        UNION ALL SELECT run_key, target_id, concurrency, 'tpot_ms_p50', tpot_ms_p50
+        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
+    ) f ON f.run_key = rr.run_key AND f.target_id = rr.target_id AND f.metric = rr.metric
+       AND (rr.concurrency IS NULL OR f.concurrency = rr.concurrency)
+    GROUP BY rr.run_key, rr.reference_index
+) m ON m.run_key = r.run_key AND m.reference_index = r.reference_index;
+
+-- Speculative decoding's speed-up per concurrency (seed 002: EAGLE3 2.3-2.6x at C=1, 1.2-1.9x at
+-- C=32): each speculative target's levels against its baseline in the same run.
+CREATE OR REPLACE VIEW llmbench.v_speculative_speedup AS
+SELECT run_key, logical_date, model, instance_type, target_id, speculative_baseline_target_id, concurrency,
+       arrival_rate_rps, output_tokens_per_s, speculative_speedup, speculative_ttft_change, speculative_tpot_change,
+       ttft_ms_p50, tpot_ms_p50
+FROM llmbench.price_performance
+WHERE speculative_baseline_target_id IS NOT NULL;
