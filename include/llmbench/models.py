@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from llmbench import paths
 from llmbench.metrics import Slo
 from llmbench.workload import Workload
 
@@ -309,8 +310,8 @@ class ResolvedTarget(_Strict):
 
     @property
     def dir(self) -> Path:
-        """This target's raw-results folder under the run folder."""
-        return Path(self.run_dir) / self.target_id
+        """This target's raw-results folder under the run folder (never outside it)."""
+        return paths.under(self.run_dir, self.target_id)
 
     @classmethod
     def of(cls, value: ResolvedTarget | dict[str, Any]) -> ResolvedTarget:

@@ -194,3 +194,37 @@ def test_length_distributions_and_seed_presets(tmp_path):
     seed002 = Workload.model_validate({"preset": "seed-002", "concurrency": [1, 2]})  # the config wins
     assert seed002.shared_prefix_tokens == 478 and seed002.concurrency == [1, 2]
     assert seed002.input_tokens.mean == 1000 and seed002.output_tokens.mean == 560
+
+
+# Identifiers that become folders (issue 18 #1): refused in one line naming the field, before
+# anything is written anywhere.
+UNSAFE_NAMES = ["../../../../tmp/x/escaped", "", "a/b", "..", ".hidden", "has\nnewline", "x" * 64, "sp ace"]
+
+
+@pytest.mark.parametrize("bad", UNSAFE_NAMES, ids=repr)
+def test_config_name_that_would_leave_the_data_folder_is_refused(tmp_path, bad):
+    escaped = tmp_path / "tmp"
+    with pytest.raises(ConfigError) as e:
+        plan(_write(tmp_path, lambda c: c.update(name=bad)), "2026-11-30", runs_root=tmp_path / "data" / "runs")
+    msg = str(e.value)
+    assert "name" in msg and "\n" not in msg
+    assert not (tmp_path / "data").exists() and not escaped.exists()
+
+
+@pytest.mark.parametrize("bad", ["../up", "a/b", "", "x" * 64])
+def test_target_id_and_run_key_are_safe(tmp_path, bad):
+    with pytest.raises(ConfigError, match="id"):
+        plan(_write(tmp_path, lambda c: c["targets"][0].update(id=bad)), "2026-11-30", runs_root=tmp_path / "r")
+    with pytest.raises(ConfigError, match="name"):
+        make_run_key(bad, "2026-11-30")
+    with pytest.raises(ConfigError, match="date"):
+        make_run_key("local", "notadate")
+
+
+def test_paths_under_refuses_an_escape(tmp_path):
+    from llmbench.paths import under
+
+    assert under(tmp_path, "a", "b") == tmp_path / "a" / "b"
+    for parts in (("..", "x"), ("/etc",), ("a", "../../x")):
+        with pytest.raises(ValueError, match="would leave"):
+            under(tmp_path, *parts)
