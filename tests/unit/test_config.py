@@ -66,6 +66,12 @@ BAD_CONFIGS = [
     ("longest draw beyond context", lambda c: c["workload"].update(
         output_tokens={"dist": "uniform", "min": 10, "max": 5000}), "ctx_per_slot"),
     ("unknown preset", lambda c: c["workload"].update(preset="seed-999"), "seed-000"),
+    # issue 18 #6: extra_args may not move the server off loopback or override what the backend sets
+    ("extra_args --host", lambda c: c["targets"][0]["serving"].update(extra_args=["--host", "127.0.0.2"]),
+     "--host is set by the local backend"),
+    ("extra_args --host=", lambda c: c["targets"][0]["serving"].update(extra_args=["--host=0.0.0.0"]), "--host"),
+    ("extra_args --port", lambda c: c["targets"][0]["serving"].update(extra_args=["--port", "80"]), "--port"),
+    ("extra_args -m", lambda c: c["targets"][0]["serving"].update(extra_args=["-m", "/x.gguf"]), "-m"),
 ]
 
 
