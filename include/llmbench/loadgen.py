@@ -143,6 +143,22 @@ async def send_one(
     return send_ns, end_ns, resp.status, resp.body, None, None
 
 
+PREBUILT_BODIES = 10_000
+PREBUILT_BYTES = 64 << 20
+
+
+def prebuild(body: Callable[[int], bytes], n: int) -> list[bytes]:
+    """Bodies 0.. of a level, built ahead: at most PREBUILT_BODIES of them and PREBUILT_BYTES."""
+    bodies: list[bytes] = []
+    size = 0
+    for i in range(min(n, PREBUILT_BODIES)):
+        if size >= PREBUILT_BYTES:
+            break
+        bodies.append(body(i))
+        size += len(bodies[-1])
+    return bodies
+
+
 async def run_level(
     endpoint: Endpoint,
     schedule: Schedule,
@@ -183,10 +199,11 @@ async def run_level(
             return json.dumps(converse_request_body(prompt)).encode()
         return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
 
-    # A count-bounded level in one process builds its bodies before the clock starts; a timed
-    # level, or one process's share of a split level (which requests it gets is not known in
-    # advance), builds each body when it takes the request.
-    bodies = [body(i) for i in range(n_requests)] if n_requests is not None and next_index is None else None
+    # A count-bounded level in one process builds its first bodies before the clock starts (at most
+    # PREBUILT_BODIES of them, PREBUILT_BYTES in all: a huge level must not fill memory before it
+    # sends anything); the rest, a timed level's, and one process's share of a split level's
+    # (which requests it gets is not known in advance) are built when the request is taken.
+    bodies = prebuild(body, n_requests) if n_requests is not None and next_index is None else []
     take = next_index or itertools.count().__next__
     arrivals = schedule.arrivals()  # None: closed loop
     concurrency, rate = schedule.streams, schedule.arrival_rate_rps
@@ -210,7 +227,7 @@ async def run_level(
                 i = take()
                 if n_requests is not None and i >= n_requests:
                     return
-                payload = bodies[i] if bodies is not None else body(i)
+                payload = bodies[i] if i < len(bodies) else body(i)
                 due_ns = time.perf_counter_ns()
             else:  # open loop: the next arrival, at its time (late when every stream was busy)
                 async with clock:
@@ -227,7 +244,7 @@ async def run_level(
                     wait_s = (due_ns - time.perf_counter_ns()) / 1e9
                     if wait_s > 0:
                         await asyncio.sleep(wait_s)
-                payload = bodies[i] if bodies is not None else body(i)
+                payload = bodies[i] if i < len(bodies) else body(i)
             if idle:
                 client = idle.pop()
             else:

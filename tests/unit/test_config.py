@@ -72,6 +72,14 @@ BAD_CONFIGS = [
     ("extra_args --host=", lambda c: c["targets"][0]["serving"].update(extra_args=["--host=0.0.0.0"]), "--host"),
     ("extra_args --port", lambda c: c["targets"][0]["serving"].update(extra_args=["--port", "80"]), "--port"),
     ("extra_args -m", lambda c: c["targets"][0]["serving"].update(extra_args=["-m", "/x.gguf"]), "-m"),
+    # issue 18 #8: upper bounds, and strict integers where a count is meant
+    ("bool and float levels", lambda c: c["workload"].update(concurrency=[True, 2.0]), "concurrency.0"),
+    ("huge concurrency", lambda c: c["workload"].update(concurrency=[10**20]), "less than or equal to 10000"),
+    ("5000 levels", lambda c: c["workload"].update(concurrency=list(range(1, 5001))), "at most 64"),
+    ("huge requests_per_level", lambda c: c["workload"].update(requests_per_level=10**8), "requests_per_level"),
+    ("float requests_per_level", lambda c: c["workload"].update(requests_per_level=8.0), "requests_per_level"),
+    ("nan timeout", lambda c: c["workload"].update(request_timeout_s=float("nan")), "request_timeout_s"),
+    ("inf arrival rate", lambda c: c["workload"].update(arrival_rates_rps=[float("inf")]), "arrival_rates_rps"),
 ]
 
 
@@ -100,6 +108,9 @@ def test_malformed_yaml_and_unknown_config(tmp_path):
         ({"concurrency": [0]}, "concurrency"),
         ({"requests_per_level": 0}, "requests_per_level"),
         ({"colour": 1}, "unknown params"),
+        ({"concurrency": [10**20]}, "concurrency"),
+        ({"concurrency": [True]}, "concurrency"),
+        ({"requests_per_level": 10**8}, "requests_per_level"),
     ],
 )
 def test_params_that_contradict_the_config(tmp_path, params, match):
