@@ -29,10 +29,17 @@ from pathlib import Path
 from typing import Any
 
 from llmbench.backends.base import Endpoint
-from llmbench.httpstream import StreamClient, decode_response
+from llmbench.httpstream import DeadlinePassed, ResponseTooLarge, StreamClient, decode_response
 from llmbench.records import RequestRecord
 from llmbench.recordworker import RecordBuilder
-from llmbench.workload import Length, chat_request_body, converse_request_body, make_prompt, sample_length
+from llmbench.workload import (
+    DEFAULT_BYTES_PER_REQUEST,
+    Length,
+    chat_request_body,
+    converse_request_body,
+    make_prompt,
+    sample_length,
+)
 
 OnRecord = Callable[[RequestRecord], None]
 
@@ -100,22 +107,44 @@ class PoissonArrivals:
 Schedule = ClosedLoop | PoissonArrivals
 
 
+# What a timed-out request hands on to its record (the first tokens' times): at most this much of
+# its body, however much arrived before the deadline.
+FAILED_KEEP_BYTES = 1 << 20
+
+
+def first_bytes(pieces: list[tuple[int, bytes]], limit: int) -> list[tuple[int, bytes]]:
+    """The first `limit` bytes of timestamped body pieces."""
+    out, have = [], 0
+    for t_ns, data in pieces:
+        if have >= limit:
+            break
+        out.append((t_ns, data[: limit - have]))
+        have += len(out[-1][1])
+    return out
+
+
 async def send_one(
     client: StreamClient,
     endpoint: Endpoint,
     body: bytes,
     timeout_s: float,
+    max_bytes: int = DEFAULT_BYTES_PER_REQUEST,
 ) -> tuple[int, int, int | None, list[tuple[int, bytes]], str | None, str | None]:
     """Send one streaming request on this worker's connection. Returns (send_ns, end_ns,
     http_status, chunks, error_kind, error_detail); `chunks` are the response body's bytes as
     read, timestamped (httpstream: one stamp per read, decoded after the response ended). Never
-    raises for anything the server or network does."""
+    raises for anything the server or network does. A response of more than max_bytes ends as
+    response_too_large (nothing of it is handed on); timeout_s is a hard deadline, held however
+    fast bytes arrive."""
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **endpoint.headers}
     if endpoint.signer is not None:
         headers = endpoint.signer.sign(endpoint.url, body, headers)  # before the clock starts
+    deadline_ns = time.perf_counter_ns() + int(timeout_s * 1e9)
     try:
         async with asyncio.timeout(timeout_s):
-            send_ns, end_ns, reads, outcome = await client.post(body, headers)
+            send_ns, end_ns, reads, outcome = await client.post(body, headers, max_bytes, deadline_ns)
+        if isinstance(outcome, DeadlinePassed):
+            raise TimeoutError
     except TimeoutError:
         now = time.perf_counter_ns()
         resp = decode_response(client.reads)
@@ -123,13 +152,15 @@ async def send_one(
             (client.sent_ns or now),
             now,
             resp.status,
-            resp.body,
+            first_bytes(resp.body, FAILED_KEEP_BYTES),
             "timeout",
             f"no complete response within {timeout_s}s",
         )
     except (OSError, ssl.SSLError) as e:  # no connection could be made
         now = time.perf_counter_ns()
         return now, now, None, [], "connection", f"{type(e).__name__}: {e}"[:300]
+    if isinstance(outcome, ResponseTooLarge):
+        return send_ns, end_ns, decode_response(reads[:1]).status, [], "response_too_large", str(outcome)
     resp = decode_response(reads)
     if resp.status is None:
         kind = "connection" if not reads else "stream_error"
@@ -175,6 +206,7 @@ async def run_level(
     worker_offset: int = 0,
     duration_s: float | None = None,
     repeat: int = 0,
+    max_response_bytes: int = DEFAULT_BYTES_PER_REQUEST,
 ) -> tuple[list[RequestRecord], float]:
     """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
 
@@ -250,7 +282,9 @@ async def run_level(
             else:
                 client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
                 opened.append(client)
-            send_ns, end_ns, status, lines, kind, detail = await send_one(client, endpoint, payload, timeout_s)
+            send_ns, end_ns, status, lines, kind, detail = await send_one(
+                client, endpoint, payload, timeout_s, max_response_bytes
+            )
             # The record is built in the helper process; the stream goes on at once.
             builder.submit(
                 dict(

@@ -38,6 +38,7 @@ def _level_args(workload: Workload) -> dict[str, Any]:
         seed=workload.seed,
         timeout_s=workload.request_timeout_s,
         shared_prefix_tokens=workload.shared_prefix_tokens,
+        max_response_bytes=workload.max_response_bytes,
     )
 
 

@@ -98,6 +98,9 @@ class Workload(_Strict):
     requests_per_level: StrictInt = Field(16, ge=1, le=MAX_REQUESTS_PER_LEVEL)
     warmup_requests: StrictInt = Field(2, ge=0, le=MAX_WARMUP_REQUESTS)
     request_timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    # What one response may bring: past it the request ends as error_kind response_too_large and
+    # the connection is dropped; no more than this of it is ever held.
+    max_response_bytes: StrictInt = Field(DEFAULT_BYTES_PER_REQUEST, ge=1024, le=MAX_BYTES_PER_REQUEST)
     seed: StrictInt = 0
     # A level ends after requests_per_level requests or, when set, after this many seconds (no
     # request starts later; the ones in flight finish).
