@@ -279,6 +279,15 @@ def cmd_plan(a: argparse.Namespace) -> int:
 
 
 def cmd_show(a: argparse.Namespace) -> int:
+    try:
+        return _show(a)
+    except Exception as e:  # noqa: BLE001 (a warehouse that cannot be read: one line, not a traceback)
+        why = str(e).splitlines()[0] if str(e) else ""
+        print(f"llmbench show: cannot read the warehouse: {type(e).__name__}: {why}", file=sys.stderr)
+        return 1
+
+
+def _show(a: argparse.Namespace) -> int:
     from llmbench import warehouse
     from llmbench.config import ConfigError, make_run_key
 
@@ -347,7 +356,7 @@ def cmd_publish(a: argparse.Namespace) -> int:
     operator does after the publish task failed because the warehouse was down. Replaces the run
     key's rows, like the task."""
     from llmbench import warehouse
-    from llmbench.pipeline import load_tables, publish
+    from llmbench.pipeline import ensure_report, load_tables, publish
 
     run_dir = Path(a.run_dir)
     if not (run_dir / "tables" / "runs.parquet").exists():
@@ -355,7 +364,9 @@ def cmd_publish(a: argparse.Namespace) -> int:
         return 2
     try:
         if a.warehouse:
-            written = warehouse.publish(load_tables(str(run_dir)), a.warehouse)
+            frames = load_tables(str(run_dir))
+            ensure_report(str(run_dir), frames)  # runs.report_path names it
+            written = warehouse.publish(frames, a.warehouse)
             where = warehouse.redact(a.warehouse)
         else:
             out = publish(str(run_dir))
