@@ -289,7 +289,7 @@ def cmd_show(a: argparse.Namespace) -> int:
 
 def _show(a: argparse.Namespace) -> int:
     from llmbench import warehouse
-    from llmbench.config import ConfigError, make_run_key
+    from llmbench.config import ConfigError, load_config, make_run_key
 
     if a.warehouse and warehouse.is_postgres(a.warehouse):
         db = a.warehouse
@@ -302,7 +302,7 @@ def _show(a: argparse.Namespace) -> int:
         run_key = a.run_key
     elif a.config:
         try:
-            run_key = make_run_key(a.config, a.date)
+            run_key = make_run_key(load_config(a.config).name, a.date)  # a config path's run key: its name
         except (ConfigError, ValueError) as e:
             print(f"llmbench show: {e}", file=sys.stderr)
             return 2
