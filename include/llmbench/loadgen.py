@@ -386,6 +386,57 @@ def client_processes(concurrency: int, configured: int | None = None) -> int:
     return max(1, min(cores, -(-concurrency // STREAMS_PER_PROCESS), concurrency))
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def set_parent_death_signal(sig: int) -> bool:
+    """Linux: have the kernel send `sig` to this process when the thread that started it exits
+    (its parent killed with -9 included). False where unsupported."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def die_with_parent() -> None:
+    """In a multiprocessing child: end at once when the parent process ends, however it ends
+    (kill -9 too): the kernel's parent-death signal where there is one, and a thread that waits
+    on the parent's sentinel everywhere. Without this a killed sweep's load generators keep
+    sending."""
+    import signal
+    import threading
+    from multiprocessing import parent_process
+
+    set_parent_death_signal(signal.SIGKILL)
+    parent = parent_process()
+    if parent is None:
+        return
+    if not parent.is_alive():
+        os._exit(70)
+
+    def watch() -> None:
+        parent.join()  # returns when the parent's sentinel closes: it is gone
+        os._exit(70)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
+def append_line(fd: int, row: dict[str, Any]) -> None:
+    """One record as one JSON line, in one write to a file opened O_APPEND: the sweep and the
+    processes of a split level append to the same requests.jsonl without interleaving lines."""
+    data = (json.dumps(row) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def open_append(path: Path | str) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
 def _child_level(
     endpoint: Endpoint,
     level_kwargs: dict[str, Any],
@@ -395,12 +446,14 @@ def _child_level(
     ready,
     go,
     results,
-    part_path: str,
+    jsonl_path: str,
 ) -> None:
     """One process's share of a split level: its own event loop and connections, the request
-    numbers taken from the shared counter, each record appended to its own part file as it
-    completes; the records and CPU time go back to the parent."""
+    numbers taken from the shared counter, each record appended to the sweep's requests.jsonl as
+    it completes; the records and CPU time go back to the parent. It dies with the parent."""
     import pickle
+
+    die_with_parent()
 
     def take() -> int:
         with counter.get_lock():
@@ -409,11 +462,11 @@ def _child_level(
             return i
 
     try:
-        with open(part_path, "w") as sink:
+        sink = open_append(jsonl_path)
+        try:
 
             def on_record(rec: RequestRecord) -> None:
-                sink.write(json.dumps(rec.to_row()) + "\n")
-                sink.flush()
+                append_line(sink, rec.to_row())
 
             ready.release()
             go.wait()
@@ -427,6 +480,8 @@ def _child_level(
                     **level_kwargs,
                 )
             )
+        finally:
+            os.close(sink)
         results.put(pickle.dumps(([r.values() for r in recs], cpu_s, None)))
     except BaseException as e:  # noqa: BLE001 (reported to the parent, which raises)
         results.put(pickle.dumps(([], 0.0, f"{type(e).__name__}: {e}")))
@@ -438,15 +493,17 @@ def run_level_split(
     *,
     processes: int,
     on_record: OnRecord,
-    part_dir: Path,
+    jsonl_path: Path,
     **level_kwargs: Any,
 ) -> tuple[list[RequestRecord], float]:
     """One closed-loop level driven by `processes` processes (each with its own event loop and a
     share of the streams), so the client is not held to one core. All start together (a barrier),
     take request numbers from one shared counter, and stamp time with the same system-wide
     monotonic clock (perf_counter_ns is CLOCK_MONOTONIC on Linux), so their records merge into
-    one level. Returns (records, client CPU seconds per core the processes may use: processes
-    sharing one core saturate it together)."""
+    one level. Each process appends its records to jsonl_path as they complete (the caller's own
+    records must go there with append_line too); on_record sees them all, in completion order,
+    when the level ends. The processes die with this one. Returns (records, client CPU seconds
+    per core the processes may use: processes sharing one core saturate it together)."""
     import multiprocessing as mp
     import pickle
 
@@ -456,14 +513,13 @@ def run_level_split(
     ctx = mp.get_context("spawn")  # no fork of a process that may hold threads (Airflow, botocore)
     counter, go, ready, results = ctx.Value("q", 0), ctx.Event(), ctx.Semaphore(0), ctx.Queue()
     shares = [concurrency // processes + (1 if k < concurrency % processes else 0) for k in range(processes)]
-    parts = [part_dir / f"requests.part{k}.jsonl" for k in range(processes)]
     children = []
     offset = 0
-    for k, share in enumerate(shares):
+    for share in shares:
         children.append(
             ctx.Process(
                 target=_child_level,
-                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(parts[k])),
+                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(jsonl_path)),
                 daemon=True,
             )
         )
@@ -483,10 +539,8 @@ def run_level_split(
                 c.kill()
     errors = [e for _, _, e in outcomes if e]
     records = sorted((RequestRecord(*v) for recs, _, _ in outcomes for v in recs), key=lambda r: r.end_ns)
-    for rec in records:  # into the sweep's own stream, in completion order
+    for rec in records:  # already in jsonl_path: the caller's hook, in completion order
         on_record(rec)
-    for p in parts:
-        p.unlink(missing_ok=True)
     if errors:
         raise RuntimeError(f"load-generator process failed: {errors[0]}")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -8,7 +8,6 @@ levels.parquet (the metric rows, metrics.summarize_level) is rewritten as each l
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,15 @@ from typing import Any
 
 from llmbench import metrics
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen import ClosedLoop, PoissonArrivals, client_processes, run_level, run_level_split, run_loop
+from llmbench.loadgen import (
+    ClosedLoop,
+    PoissonArrivals,
+    append_line,
+    client_processes,
+    run_level,
+    run_level_split,
+    run_loop,
+)
 from llmbench.metrics import Slo
 from llmbench.records import RequestRecord, request_schema, to_table
 from llmbench.workload import Workload
@@ -103,11 +110,17 @@ def run_sweep(
     levels_path = out_dir / "levels.parquet"
     level_rows: list[dict[str, Any]] = []
 
-    with jsonl_path.open("w") as sink, pq.ParquetWriter(requests_path, request_schema()) as writer:
+    jsonl_path.write_text("")
+    # O_APPEND, unbuffered: each record one write, and a split level's processes append to it too
+    with open(jsonl_path, "ab", buffering=0) as jsonl, pq.ParquetWriter(requests_path, request_schema()) as writer:
+        sink = jsonl.fileno()
 
         def on_record(rec: RequestRecord) -> None:
-            sink.write(json.dumps(rec.to_row()) + "\n")
-            sink.flush()
+            append_line(sink, rec.to_row())
+            if record_hook is not None:
+                record_hook(rec)
+
+        def hook_only(rec: RequestRecord) -> None:  # a split level's processes wrote it already
             if record_hook is not None:
                 record_hook(rec)
 
@@ -126,9 +139,13 @@ def run_sweep(
                 kwargs = dict(
                     n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
                 )
-                if procs > 1:  # closed loop only; record_hook fires as the merged records are written
+                if procs > 1:  # closed loop only; each process appends to requests.jsonl itself
                     r_recs, r_cpu = run_level_split(
-                        endpoint, ClosedLoop(c), processes=procs, part_dir=out_dir, **kwargs
+                        endpoint,
+                        ClosedLoop(c),
+                        processes=procs,
+                        jsonl_path=jsonl_path,
+                        **{**kwargs, "on_record": hook_only},
                     )
                 else:
                     schedule = PoissonArrivals.for_level(rate, c, workload.seed, first) if rate else ClosedLoop(c)
