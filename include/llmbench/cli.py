@@ -7,13 +7,17 @@
   llmbench plan  --config local [--targets ID,ID] [--concurrency 1,2]
   llmbench show  [--run-key KEY | --config local --date 2026-11-30] [--warehouse PATH]
   llmbench publish RUN_DIR [--warehouse PATH|DSN]   # again, after the warehouse was unreachable
+  llmbench rebuild OUT                              # a killed sweep's tables, from its requests.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -133,6 +137,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         print(f"llmbench sweep: {flag}: {err['msg'].removeprefix('Value error, ')}", file=sys.stderr)
         return 2
     out = Path(a.out)
+    refused = _prepare_out(out, a.overwrite)
+    if refused:
+        print(f"llmbench sweep: --out: {refused}", file=sys.stderr)
+        return 2
     if a.backend == "sagemaker":
         return _sweep_existing_sagemaker(a, workload, out)
     if a.backend == "openai" and not a.url:
@@ -148,7 +156,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             handle = attacher.attach(a.url, a.model)
         else:
             backend = starter = LocalBackend()
-            handle = starter.start_server(serving, out)
+            # The server dies with this process however it ends; its handle lets the next sweep
+            # into this folder reap it all the same.
+            handle = starter.start_server(serving, out, die_with_parent=True)
+            (out / "handle.json").write_text(json.dumps(handle, indent=2))
         backend.wait_ready(handle, 300)
         endpoint = backend.endpoint(handle)
         _say(f"endpoint {endpoint.url}")
@@ -159,8 +170,64 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         return 1
     finally:
         if handle is not None:
-            backend.teardown(handle)
+            outcome = backend.teardown(handle)
+            if serving is not None:
+                (out / "teardown.json").write_text(json.dumps(outcome.to_json(), indent=2))
     return _summarise(result)
+
+
+SWEEP_FILES = (
+    "requests.jsonl",
+    "requests.parquet",
+    "levels.parquet",
+    "handle.json",
+    "teardown.json",
+    "llama-server.log",
+)
+
+
+def _reap_leftover(out: Path) -> None:
+    """A local server a killed sweep into `out` left running (its handle.json, no teardown.json):
+    stopped now (only if its process group still serves its port)."""
+    from llmbench.backends.local import LocalBackend
+
+    handle_path = out / "handle.json"
+    if not handle_path.is_file() or (out / "teardown.json").exists():
+        return
+    try:
+        handle = json.loads(handle_path.read_text())
+    except (OSError, ValueError):
+        return
+    if handle.get("backend") == "local":
+        outcome = LocalBackend().teardown(handle)
+        (out / "teardown.json").write_text(json.dumps({**outcome.to_json(), "reaped_by": "llmbench sweep"}, indent=2))
+        _say(f"stopped llama-server (pid {handle.get('pid')}) that an earlier sweep into {out} left running")
+
+
+def _prepare_out(out: Path, overwrite: bool) -> str | None:
+    """The sweep's folder, ready to write; else why not (one line). A folder that already holds a
+    sweep is refused unless --overwrite (its records are not silently replaced); what a killed
+    sweep left running there is stopped first."""
+    if out.exists() and not out.is_dir():
+        return f"{out} is a file, not a folder"
+    if out.is_dir():
+        _reap_leftover(out)
+        held = sorted(p.name for p in out.iterdir())
+        if held and not overwrite:
+            return (
+                f"{out} is not empty ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}); choose a new "
+                f"folder, or --overwrite (after a crash, `llmbench rebuild {out}` rebuilds its tables first)"
+            )
+        if overwrite:
+            for name in SWEEP_FILES:
+                (out / name).unlink(missing_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        return f"cannot write to {out}: {e.strerror or e}"
+    return None
 
 
 def _summarise(result) -> int:
@@ -203,6 +270,28 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
         print(f"llmbench sweep: {e}", file=sys.stderr)
         return 1
     return _summarise(run_sweep(endpoint, workload, out, progress=_say))
+
+
+def cmd_rebuild(a: argparse.Namespace) -> int:
+    """requests.parquet and levels.parquet of a sweep folder again, from its requests.jsonl (after
+    a crash or kill -9 left the tables unwritten or unreadable)."""
+    from llmbench.sweep import rebuild
+
+    out = Path(a.out)
+    if not (out / "requests.jsonl").is_file():
+        print(f"llmbench rebuild: {out} holds no requests.jsonl", file=sys.stderr)
+        return 2
+    try:
+        result, skipped = rebuild(out)
+    except OSError as e:
+        print(f"llmbench rebuild: cannot rebuild {out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    if skipped:
+        _say(f"skipped {skipped} unreadable line(s) of requests.jsonl (a line cut by the kill)")
+    if not result.levels:
+        print(f"llmbench rebuild: {out}/requests.jsonl holds no record", file=sys.stderr)
+        return 1
+    return _summarise(result)
 
 
 def price_label(price) -> str:
@@ -405,7 +494,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--warmup", type=int, default=2, help="warm-up requests, timings discarded")
     s.add_argument("--timeout", type=float, default=120.0, help="per-request timeout, seconds")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--out", required=True, help="folder for requests.parquet and levels.parquet")
+    s.add_argument(
+        "--out", required=True, help="a new or empty folder for requests.jsonl, requests.parquet, levels.parquet"
+    )
+    s.add_argument("--overwrite", action="store_true", help="replace the sweep a non-empty --out already holds")
     s.set_defaults(func=cmd_sweep)
 
     pl = sub.add_parser("plan", help="resolve a config and Params into targets, or say what is wrong")
@@ -423,6 +515,10 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--warehouse", help="a DuckDB file (default .llmbench/warehouse.duckdb) or a postgresql:// DSN")
     sh.set_defaults(func=cmd_show)
 
+    rb = sub.add_parser("rebuild", help="rebuild a sweep folder's tables from its requests.jsonl (after a crash)")
+    rb.add_argument("out", help="the sweep's --out folder")
+    rb.set_defaults(func=cmd_rebuild)
+
     pb = sub.add_parser("publish", help="publish a run folder's tables again (after a failed publish task)")
     pb.add_argument("run_dir")
     pb.add_argument("--warehouse", help="a DuckDB file or a postgresql:// DSN (default: the run's config)")
@@ -430,11 +526,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised like SIGINT so that every `finally` (the server's teardown) runs."""
+
+    signum = signal.SIGTERM
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Interrupted()
+
+
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     t0 = time.monotonic()
-    rc = a.func(a)
-    if a.command == "sweep":
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        rc = a.func(a)
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", signal.SIGINT)
+        where = f"; the records so far are in {a.out}/requests.jsonl" if a.command == "sweep" else ""
+        print(f"llmbench {a.command}: interrupted ({signal.Signals(signum).name}){where}", file=sys.stderr)
+        return 128 + signum
+    if a.command == "sweep" and rc in (0, 3):
         _say(f"done in {time.monotonic() - t0:.1f}s")
     return rc
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from llmbench.backends.base import Endpoint
 from llmbench.httpstream import DeadlinePassed, ResponseTooLarge, StreamClient, decode_response
+from llmbench.lifetime import die_with_parent
 from llmbench.records import RequestRecord
 from llmbench.recordworker import RecordBuilder
 from llmbench.workload import (
@@ -207,6 +208,7 @@ async def run_level(
     duration_s: float | None = None,
     repeat: int = 0,
     max_response_bytes: int = DEFAULT_BYTES_PER_REQUEST,
+    level_concurrency: int | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
 
@@ -238,7 +240,9 @@ async def run_level(
     bodies = prebuild(body, n_requests) if n_requests is not None and next_index is None else []
     take = next_index or itertools.count().__next__
     arrivals = schedule.arrivals()  # None: closed loop
-    concurrency, rate = schedule.streams, schedule.arrival_rate_rps
+    # A split level's process drives its share of the streams; its records carry the level's.
+    concurrency, rate = level_concurrency or schedule.streams, schedule.arrival_rate_rps
+    streams = schedule.streams
     # Connections between requests, the most recently used last: a closed-loop stream gets its own
     # back at once (nothing runs between its request's end and its next send), an open-loop
     # arrival the warmest. See Endpoint.keep_alive.
@@ -312,9 +316,9 @@ async def run_level(
         deadline = time.perf_counter() + duration_s if duration_s and arrivals is None else None
         t0_ns = time.perf_counter_ns()
         try:
-            async with asyncio.TaskGroup() as streams:
-                for w in range(concurrency):
-                    streams.create_task(stream(w, builder))
+            async with asyncio.TaskGroup() as tasks:
+                for w in range(streams):
+                    tasks.create_task(stream(w, builder))
         finally:
             for client in opened:
                 client.close()
@@ -386,45 +390,6 @@ def client_processes(concurrency: int, configured: int | None = None) -> int:
     return max(1, min(cores, -(-concurrency // STREAMS_PER_PROCESS), concurrency))
 
 
-PR_SET_PDEATHSIG = 1
-
-
-def set_parent_death_signal(sig: int) -> bool:
-    """Linux: have the kernel send `sig` to this process when the thread that started it exits
-    (its parent killed with -9 included). False where unsupported."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def die_with_parent() -> None:
-    """In a multiprocessing child: end at once when the parent process ends, however it ends
-    (kill -9 too): the kernel's parent-death signal where there is one, and a thread that waits
-    on the parent's sentinel everywhere. Without this a killed sweep's load generators keep
-    sending."""
-    import signal
-    import threading
-    from multiprocessing import parent_process
-
-    set_parent_death_signal(signal.SIGKILL)
-    parent = parent_process()
-    if parent is None:
-        return
-    if not parent.is_alive():
-        os._exit(70)
-
-    def watch() -> None:
-        parent.join()  # returns when the parent's sentinel closes: it is gone
-        os._exit(70)
-
-    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
-
-
 def append_line(fd: int, row: dict[str, Any]) -> None:
     """One record as one JSON line, in one write to a file opened O_APPEND: the sweep and the
     processes of a split level append to the same requests.jsonl without interleaving lines."""
@@ -447,6 +412,7 @@ def _child_level(
     go,
     results,
     jsonl_path: str,
+    level_concurrency: int,
 ) -> None:
     """One process's share of a split level: its own event loop and connections, the request
     numbers taken from the shared counter, each record appended to the sweep's requests.jsonl as
@@ -477,6 +443,7 @@ def _child_level(
                     on_record=on_record,
                     next_index=take,
                     worker_offset=worker_offset,
+                    level_concurrency=level_concurrency,
                     **level_kwargs,
                 )
             )
@@ -519,7 +486,7 @@ def run_level_split(
         children.append(
             ctx.Process(
                 target=_child_level,
-                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(jsonl_path)),
+                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(jsonl_path), concurrency),
                 daemon=True,
             )
         )

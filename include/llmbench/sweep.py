@@ -8,6 +8,7 @@ levels.parquet (the metric rows, metrics.summarize_level) is rewritten as each l
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,3 +176,44 @@ def run_sweep(
 
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.1f}"
+
+
+def rebuild(out_dir: Path) -> tuple[SweepResult, int]:
+    """requests.parquet and levels.parquet again from out_dir/requests.jsonl: what a killed sweep
+    leaves is its records (appended as each completed), not its tables. A last line cut by the
+    kill is skipped. Levels are told apart by (arrival rate, concurrency), in the order their
+    requests were numbered; a level cut short counts what completed. Returns (the result, lines
+    skipped). Client CPU and the SLO's goodput are not known here (left empty)."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    jsonl_path = out_dir / "requests.jsonl"
+    records: list[RequestRecord] = []
+    skipped = 0
+    with jsonl_path.open() as f:
+        for line in f:
+            try:
+                records.append(RequestRecord.from_row(json.loads(line)))
+            except (ValueError, KeyError, TypeError):
+                skipped += 1
+    groups: dict[tuple[float, int], list[RequestRecord]] = {}
+    for rec in sorted(records, key=lambda r: r.request_index):
+        groups.setdefault((rec.arrival_rate_rps, rec.concurrency), []).append(rec)
+    level_rows = []
+    for (rate, c), recs in groups.items():
+        row = metrics.summarize_level(recs, c)
+        repeats = sorted({r.repeat for r in recs})
+        row["repeats"] = len(repeats)
+        per_repeat = [metrics.summarize_level([r for r in recs if r.repeat == k], c) for k in repeats]
+        for metric in ("output_tokens_per_s", "ttft_ms_p50"):
+            row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
+                [r[metric] for r in per_repeat]
+            )
+        row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+        level_rows.append(row)
+    requests_path, levels_path = out_dir / "requests.parquet", out_dir / "levels.parquet"
+    with pq.ParquetWriter(requests_path, request_schema()) as writer:
+        for recs in groups.values():
+            writer.write_table(to_table(recs))
+    pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
+    return SweepResult(requests_path, levels_path, level_rows), skipped

@@ -92,3 +92,12 @@ def test_kill_9_of_a_split_sweep_takes_its_load_generators_with_it(tmp_path):
     rows = [json.loads(x) for x in lines[:-1]]  # the last line may be cut by the kill
     assert len(rows) >= 15 and all("request_index" in r for r in rows)
     assert not list(out.glob("requests.part*"))
+    # issue 18 #10: the tables the kill left unwritten are rebuilt from requests.jsonl
+    import pandas as pd
+
+    from llmbench import cli
+
+    assert cli.main(["rebuild", str(out)]) == 0
+    (level,) = pd.read_parquet(out / "levels.parquet").to_dict("records")
+    assert level["concurrency"] == 8 and level["requests_ok"] >= len(rows) and level["requests_failed"] == 0
+    assert len(pd.read_parquet(out / "requests.parquet")) == level["requests_ok"]
