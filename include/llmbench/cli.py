@@ -101,6 +101,12 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from llmbench.sweep import run_sweep, run_warmup
     from llmbench.workload import Workload
 
+    contradiction = _contradiction(a)
+    if contradiction:
+        print(f"llmbench sweep: {contradiction}", file=sys.stderr)
+        return 2
+    if a.concurrency is None:
+        a.concurrency = DEFAULT_CONCURRENCY
     flags = {
         "input_tokens": a.input_tokens,
         "output_tokens": a.output_tokens,
@@ -118,15 +124,17 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             print("llmbench sweep: --arrival-rates must be > 0 and --max-in-flight >= 1", file=sys.stderr)
             return 2
         flags["arrival_rates_rps"], flags["max_in_flight"] = sorted(set(a.arrival_rates)), a.max_in_flight
+    if a.max_response_bytes is not None:
+        flags["max_response_bytes"] = a.max_response_bytes
     try:
         workload = Workload.model_validate(flags)
         serving = (
             None
             if a.backend != "local"
             else LocalServing(
-                name=f"llama-server-{a.parallel}slots",
-                parallel=a.parallel,
-                threads=a.threads,
+                name=f"llama-server-{4 if a.parallel is None else a.parallel}slots",
+                parallel=4 if a.parallel is None else a.parallel,
+                threads=2 if a.threads is None else a.threads,
                 ctx_per_slot=max(1024, a.input_tokens + a.output_tokens + 64),
             )
         )
@@ -160,13 +168,17 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             # into this folder reap it all the same.
             handle = starter.start_server(serving, out, die_with_parent=True)
             (out / "handle.json").write_text(json.dumps(handle, indent=2))
-        backend.wait_ready(handle, 300)
+        # An endpoint of your own answers within --timeout or not at all; a server we start may
+        # take longer to load its model.
+        ready_s = min(300.0, workload.request_timeout_s) if serving is None else 300.0
+        _say(f"waiting up to {ready_s:g}s for {a.url or 'llama-server'} to answer")
+        backend.wait_ready(handle, ready_s)
         endpoint = backend.endpoint(handle)
         _say(f"endpoint {endpoint.url}")
         run_warmup(endpoint, workload, progress=_say)
         result = run_sweep(endpoint, workload, out, progress=_say)
-    except DeployError as e:
-        print(f"llmbench sweep: {e}", file=sys.stderr)
+    except (DeployError, RuntimeError) as e:  # not reachable, not ready, or every warm-up request failed
+        print(f"llmbench sweep: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 1
     finally:
         if handle is not None:
@@ -230,6 +242,28 @@ def _prepare_out(out: Path, overwrite: bool) -> str | None:
     return None
 
 
+DEFAULT_CONCURRENCY = [1, 2, 4, 8]
+
+
+def _contradiction(a: argparse.Namespace) -> str | None:
+    """Flags that contradict each other or the backend (refused, never silently ignored)."""
+    if a.arrival_rates is not None and a.concurrency is not None:
+        return "--arrival-rates (open loop) and --concurrency (closed loop) contradict each other; give one"
+    only = {
+        "--url": ("openai", a.url),
+        "--model": ("openai", a.model if a.model != "default" else None),
+        "--endpoint": ("sagemaker", a.endpoint),
+        "--region": ("sagemaker", a.region),
+        "--runtime-url": ("sagemaker", a.runtime_url),
+        "--parallel": ("local", a.parallel),
+        "--threads": ("local", a.threads),
+    }
+    for flag, (backend, value) in only.items():
+        if value is not None and a.backend != backend:
+            return f"{flag} is for --backend {backend}, not --backend {a.backend}"
+    return None
+
+
 def _summarise(result) -> int:
     """Print a sweep's level table and files; exit status 0 if every request succeeded, else 3."""
     import pandas as pd
@@ -255,6 +289,9 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
         signer = SigV4Signer(boto3.Session(region_name=a.region).get_credentials(), a.region)
     except ValueError as e:
         print(f"llmbench sweep: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 (no credentials, a bad profile: one line, not a traceback)
+        print(f"llmbench sweep: AWS credentials: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     endpoint = Endpoint(
         url=runtime_url(a.region, a.endpoint, a.runtime_url),
@@ -467,9 +504,29 @@ def cmd_publish(a: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_CODES = """exit status (every command):
+  0    done (sweep: every request succeeded)
+  1    the run failed: endpoint unreachable or unusable, warehouse unreadable or busy, run not succeeded
+  2    bad input: a flag, config, date or folder refused, in one line naming it
+  3    sweep completed, but some requests failed (their records say why)
+  130  interrupted (SIGINT), 143 terminated (SIGTERM): a local server is torn down first"""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, whose usage errors are one line (exit status 2) like every other refusal."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="llmbench", description="LLM serving price-performance benchmarks.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = OneLineParser(
+        prog="llmbench",
+        description="LLM serving price-performance benchmarks.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     s = sub.add_parser("sweep", help="drive a streaming endpoint through a concurrency sweep")
     s.add_argument("--backend", choices=["openai", "local", "sagemaker"], default="openai")
@@ -478,9 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--region", help="its AWS region (backend sagemaker)")
     s.add_argument("--runtime-url", help="override the SageMaker runtime host (VPC endpoints, tests)")
     s.add_argument("--model", default="default", help="model name sent in the request (backend openai)")
-    s.add_argument("--parallel", type=int, default=4, help="llama-server slots (backend local)")
-    s.add_argument("--threads", type=int, default=2, help="llama-server threads (backend local)")
-    s.add_argument("--concurrency", type=_ints, default=[1, 2, 4, 8])
+    s.add_argument("--parallel", type=int, help="llama-server slots (backend local; default 4)")
+    s.add_argument("--threads", type=int, help="llama-server threads (backend local; default 2)")
+    s.add_argument("--concurrency", type=_ints, help="closed-loop levels (default 1,2,4,8)")
     s.add_argument("--requests-per-level", type=int, default=16)
     s.add_argument(
         "--arrival-rates",
@@ -492,7 +549,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--input-tokens", type=int, default=256)
     s.add_argument("--output-tokens", type=int, default=64)
     s.add_argument("--warmup", type=int, default=2, help="warm-up requests, timings discarded")
-    s.add_argument("--timeout", type=float, default=120.0, help="per-request timeout, seconds")
+    s.add_argument("--timeout", type=float, default=120.0, help="per-request timeout, seconds (a hard deadline)")
+    s.add_argument("--max-response-bytes", type=int, help="one response's byte budget (default 16 MiB)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument(
         "--out", required=True, help="a new or empty folder for requests.jsonl, requests.parquet, levels.parquet"
