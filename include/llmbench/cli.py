@@ -597,8 +597,8 @@ def _on_sigterm(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     t0 = time.monotonic()
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
         rc = a.func(a)
     except KeyboardInterrupt as e:
@@ -606,6 +606,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f"; the records so far are in {a.out}/requests.jsonl" if a.command == "sweep" else ""
         print(f"llmbench {a.command}: interrupted ({signal.Signals(signum).name}){where}", file=sys.stderr)
         return 128 + signum
+    finally:
+        if main_thread and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if a.command == "sweep" and rc in (0, 3):
         _say(f"done in {time.monotonic() - t0:.1f}s")
     return rc

@@ -106,3 +106,11 @@ def test_help_states_the_exit_codes(capsys):
     assert e.value.code == 0
     for line in ("0    done", "1    the run failed", "2    bad input", "3    sweep completed, but some requests failed"):
         assert line in out
+
+
+def test_main_restores_the_callers_sigterm_handler(tmp_path, capsys):
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    cli.main(["rebuild", str(tmp_path)])
+    assert signal.getsignal(signal.SIGTERM) is before
