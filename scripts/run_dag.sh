@@ -7,11 +7,18 @@
 set -uo pipefail
 DATE="${1:?usage: run_dag.sh DATE [CONFIG]}"
 CONFIG="${2:-local}"
-BIN=.venv/bin
+BIN=${LLMBENCH_BIN:-.venv/bin}  # tests point this at stand-ins
 start=$(date +%s)
-log="$LLMBENCH_HOME/logs/llm_benchmark-$CONFIG-$DATE.log"
+# CONFIG may be a name or a path: the run key and the log are named after the config's `name`.
+name=$("$BIN/python" -c 'import sys
+from llmbench.config import ConfigError, load_config
+try:
+    print(load_config(sys.argv[1]).name)
+except ConfigError as e:
+    sys.exit(f"llmbench: {e}")' "$CONFIG") || exit 2
+log="$LLMBENCH_HOME/logs/llm_benchmark-$name-$DATE.log"
 mkdir -p "$(dirname "$log")"
-echo "llmbench: running DAG llm_benchmark for $DATE on config '$CONFIG' (Airflow log: $log)"
+echo "llmbench: running DAG llm_benchmark for $DATE on config '$name' ($CONFIG) (Airflow log: $log)"
 # Progress: the task-level lines llmbench logs, filtered from Airflow's output.
 conf=$("$BIN/python" -c 'import json, sys; c = {"config": sys.argv[1], **json.loads(sys.argv[2] or "{}")}
 if sys.argv[3]: c["warehouse_conn_id"] = "llmbench_warehouse"

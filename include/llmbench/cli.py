@@ -7,13 +7,17 @@
   llmbench plan  --config local [--targets ID,ID] [--concurrency 1,2]
   llmbench show  [--run-key KEY | --config local --date 2026-11-30] [--warehouse PATH]
   llmbench publish RUN_DIR [--warehouse PATH|DSN]   # again, after the warehouse was unreachable
+  llmbench rebuild OUT                              # a killed sweep's tables, from its requests.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -97,6 +101,12 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from llmbench.sweep import run_sweep, run_warmup
     from llmbench.workload import Workload
 
+    contradiction = _contradiction(a)
+    if contradiction:
+        print(f"llmbench sweep: {contradiction}", file=sys.stderr)
+        return 2
+    if a.concurrency is None:
+        a.concurrency = DEFAULT_CONCURRENCY
     flags = {
         "input_tokens": a.input_tokens,
         "output_tokens": a.output_tokens,
@@ -114,15 +124,17 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             print("llmbench sweep: --arrival-rates must be > 0 and --max-in-flight >= 1", file=sys.stderr)
             return 2
         flags["arrival_rates_rps"], flags["max_in_flight"] = sorted(set(a.arrival_rates)), a.max_in_flight
+    if a.max_response_bytes is not None:
+        flags["max_response_bytes"] = a.max_response_bytes
     try:
         workload = Workload.model_validate(flags)
         serving = (
             None
             if a.backend != "local"
             else LocalServing(
-                name=f"llama-server-{a.parallel}slots",
-                parallel=a.parallel,
-                threads=a.threads,
+                name=f"llama-server-{4 if a.parallel is None else a.parallel}slots",
+                parallel=4 if a.parallel is None else a.parallel,
+                threads=2 if a.threads is None else a.threads,
                 ctx_per_slot=max(1024, a.input_tokens + a.output_tokens + 64),
             )
         )
@@ -133,6 +145,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         print(f"llmbench sweep: {flag}: {err['msg'].removeprefix('Value error, ')}", file=sys.stderr)
         return 2
     out = Path(a.out)
+    refused = _prepare_out(out, a.overwrite)
+    if refused:
+        print(f"llmbench sweep: --out: {refused}", file=sys.stderr)
+        return 2
     if a.backend == "sagemaker":
         return _sweep_existing_sagemaker(a, workload, out)
     if a.backend == "openai" and not a.url:
@@ -148,19 +164,104 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             handle = attacher.attach(a.url, a.model)
         else:
             backend = starter = LocalBackend()
-            handle = starter.start_server(serving, out)
-        backend.wait_ready(handle, 300)
+            # The server dies with this process however it ends; its handle lets the next sweep
+            # into this folder reap it all the same.
+            handle = starter.start_server(serving, out, die_with_parent=True)
+            (out / "handle.json").write_text(json.dumps(handle, indent=2))
+        # An endpoint of your own answers within --timeout or not at all; a server we start may
+        # take longer to load its model.
+        ready_s = min(300.0, workload.request_timeout_s) if serving is None else 300.0
+        _say(f"waiting up to {ready_s:g}s for {a.url or 'llama-server'} to answer")
+        backend.wait_ready(handle, ready_s)
         endpoint = backend.endpoint(handle)
         _say(f"endpoint {endpoint.url}")
         run_warmup(endpoint, workload, progress=_say)
         result = run_sweep(endpoint, workload, out, progress=_say)
-    except DeployError as e:
-        print(f"llmbench sweep: {e}", file=sys.stderr)
+    except (DeployError, RuntimeError) as e:  # not reachable, not ready, or every warm-up request failed
+        print(f"llmbench sweep: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 1
     finally:
         if handle is not None:
-            backend.teardown(handle)
+            outcome = backend.teardown(handle)
+            if serving is not None:
+                (out / "teardown.json").write_text(json.dumps(outcome.to_json(), indent=2))
     return _summarise(result)
+
+
+SWEEP_FILES = (
+    "requests.jsonl",
+    "requests.parquet",
+    "levels.parquet",
+    "handle.json",
+    "teardown.json",
+    "llama-server.log",
+)
+
+
+def _reap_leftover(out: Path) -> None:
+    """A local server a killed sweep into `out` left running (its handle.json, no teardown.json):
+    stopped now (only if its process group still serves its port)."""
+    from llmbench.backends.local import LocalBackend
+
+    handle_path = out / "handle.json"
+    if not handle_path.is_file() or (out / "teardown.json").exists():
+        return
+    try:
+        handle = json.loads(handle_path.read_text())
+    except (OSError, ValueError):
+        return
+    if handle.get("backend") == "local":
+        outcome = LocalBackend().teardown(handle)
+        (out / "teardown.json").write_text(json.dumps({**outcome.to_json(), "reaped_by": "llmbench sweep"}, indent=2))
+        _say(f"stopped llama-server (pid {handle.get('pid')}) that an earlier sweep into {out} left running")
+
+
+def _prepare_out(out: Path, overwrite: bool) -> str | None:
+    """The sweep's folder, ready to write; else why not (one line). A folder that already holds a
+    sweep is refused unless --overwrite (its records are not silently replaced); what a killed
+    sweep left running there is stopped first."""
+    if out.exists() and not out.is_dir():
+        return f"{out} is a file, not a folder"
+    if out.is_dir():
+        _reap_leftover(out)
+        held = sorted(p.name for p in out.iterdir())
+        if held and not overwrite:
+            return (
+                f"{out} is not empty ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}); choose a new "
+                f"folder, or --overwrite (after a crash, `llmbench rebuild {out}` rebuilds its tables first)"
+            )
+        if overwrite:
+            for name in SWEEP_FILES:
+                (out / name).unlink(missing_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        return f"cannot write to {out}: {e.strerror or e}"
+    return None
+
+
+DEFAULT_CONCURRENCY = [1, 2, 4, 8]
+
+
+def _contradiction(a: argparse.Namespace) -> str | None:
+    """Flags that contradict each other or the backend (refused, never silently ignored)."""
+    if a.arrival_rates is not None and a.concurrency is not None:
+        return "--arrival-rates (open loop) and --concurrency (closed loop) contradict each other; give one"
+    only = {
+        "--url": ("openai", a.url),
+        "--model": ("openai", a.model if a.model != "default" else None),
+        "--endpoint": ("sagemaker", a.endpoint),
+        "--region": ("sagemaker", a.region),
+        "--runtime-url": ("sagemaker", a.runtime_url),
+        "--parallel": ("local", a.parallel),
+        "--threads": ("local", a.threads),
+    }
+    for flag, (backend, value) in only.items():
+        if value is not None and a.backend != backend:
+            return f"{flag} is for --backend {backend}, not --backend {a.backend}"
+    return None
 
 
 def _summarise(result) -> int:
@@ -189,6 +290,9 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
     except ValueError as e:
         print(f"llmbench sweep: {e}", file=sys.stderr)
         return 1
+    except Exception as e:  # noqa: BLE001 (no credentials, a bad profile: one line, not a traceback)
+        print(f"llmbench sweep: AWS credentials: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     endpoint = Endpoint(
         url=runtime_url(a.region, a.endpoint, a.runtime_url),
         headers=sagemaker_headers(),
@@ -203,6 +307,28 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
         print(f"llmbench sweep: {e}", file=sys.stderr)
         return 1
     return _summarise(run_sweep(endpoint, workload, out, progress=_say))
+
+
+def cmd_rebuild(a: argparse.Namespace) -> int:
+    """requests.parquet and levels.parquet of a sweep folder again, from its requests.jsonl (after
+    a crash or kill -9 left the tables unwritten or unreadable)."""
+    from llmbench.sweep import rebuild
+
+    out = Path(a.out)
+    if not (out / "requests.jsonl").is_file():
+        print(f"llmbench rebuild: {out} holds no requests.jsonl", file=sys.stderr)
+        return 2
+    try:
+        result, skipped = rebuild(out)
+    except OSError as e:
+        print(f"llmbench rebuild: cannot rebuild {out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    if skipped:
+        _say(f"skipped {skipped} unreadable line(s) of requests.jsonl (a line cut by the kill)")
+    if not result.levels:
+        print(f"llmbench rebuild: {out}/requests.jsonl holds no record", file=sys.stderr)
+        return 1
+    return _summarise(result)
 
 
 def price_label(price) -> str:
@@ -299,8 +425,17 @@ def cmd_plan(a: argparse.Namespace) -> int:
 
 
 def cmd_show(a: argparse.Namespace) -> int:
+    try:
+        return _show(a)
+    except Exception as e:  # noqa: BLE001 (a warehouse that cannot be read: one line, not a traceback)
+        why = str(e).splitlines()[0] if str(e) else ""
+        print(f"llmbench show: cannot read the warehouse: {type(e).__name__}: {why}", file=sys.stderr)
+        return 1
+
+
+def _show(a: argparse.Namespace) -> int:
     from llmbench import warehouse
-    from llmbench.config import ConfigError, make_run_key
+    from llmbench.config import ConfigError, load_config, make_run_key
 
     if a.warehouse and warehouse.is_postgres(a.warehouse):
         db = a.warehouse
@@ -313,7 +448,7 @@ def cmd_show(a: argparse.Namespace) -> int:
         run_key = a.run_key
     elif a.config:
         try:
-            run_key = make_run_key(a.config, a.date)
+            run_key = make_run_key(load_config(a.config).name, a.date)  # a config path's run key: its name
         except (ConfigError, ValueError) as e:
             print(f"llmbench show: {e}", file=sys.stderr)
             return 2
@@ -367,7 +502,7 @@ def cmd_publish(a: argparse.Namespace) -> int:
     operator does after the publish task failed because the warehouse was down. Replaces the run
     key's rows, like the task."""
     from llmbench import warehouse
-    from llmbench.pipeline import load_tables, publish
+    from llmbench.pipeline import ensure_report, load_tables, publish
 
     run_dir = Path(a.run_dir)
     if not (run_dir / "tables" / "runs.parquet").exists():
@@ -375,7 +510,9 @@ def cmd_publish(a: argparse.Namespace) -> int:
         return 2
     try:
         if a.warehouse:
-            written = warehouse.publish(load_tables(str(run_dir)), a.warehouse)
+            frames = load_tables(str(run_dir))
+            ensure_report(str(run_dir), frames)  # runs.report_path names it
+            written = warehouse.publish(frames, a.warehouse)
             where = warehouse.redact(a.warehouse)
         else:
             out = publish(str(run_dir))
@@ -387,9 +524,29 @@ def cmd_publish(a: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_CODES = """exit status (every command):
+  0    done (sweep: every request succeeded)
+  1    the run failed: endpoint unreachable or unusable, warehouse unreadable or busy, run not succeeded
+  2    bad input: a flag, config, date or folder refused, in one line naming it
+  3    sweep completed, but some requests failed (their records say why)
+  130  interrupted (SIGINT), 143 terminated (SIGTERM): a local server is torn down first"""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, whose usage errors are one line (exit status 2) like every other refusal."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="llmbench", description="LLM serving price-performance benchmarks.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = OneLineParser(
+        prog="llmbench",
+        description="LLM serving price-performance benchmarks.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     s = sub.add_parser("sweep", help="drive a streaming endpoint through a concurrency sweep")
     s.add_argument("--backend", choices=["openai", "local", "sagemaker"], default="openai")
@@ -398,9 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--region", help="its AWS region (backend sagemaker)")
     s.add_argument("--runtime-url", help="override the SageMaker runtime host (VPC endpoints, tests)")
     s.add_argument("--model", default="default", help="model name sent in the request (backend openai)")
-    s.add_argument("--parallel", type=int, default=4, help="llama-server slots (backend local)")
-    s.add_argument("--threads", type=int, default=2, help="llama-server threads (backend local)")
-    s.add_argument("--concurrency", type=_ints, default=[1, 2, 4, 8])
+    s.add_argument("--parallel", type=int, help="llama-server slots (backend local; default 4)")
+    s.add_argument("--threads", type=int, help="llama-server threads (backend local; default 2)")
+    s.add_argument("--concurrency", type=_ints, help="closed-loop levels (default 1,2,4,8)")
     s.add_argument("--requests-per-level", type=int, default=16)
     s.add_argument(
         "--arrival-rates",
@@ -412,9 +569,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--input-tokens", type=int, default=256)
     s.add_argument("--output-tokens", type=int, default=64)
     s.add_argument("--warmup", type=int, default=2, help="warm-up requests, timings discarded")
-    s.add_argument("--timeout", type=float, default=120.0, help="per-request timeout, seconds")
+    s.add_argument("--timeout", type=float, default=120.0, help="per-request timeout, seconds (a hard deadline)")
+    s.add_argument("--max-response-bytes", type=int, help="one response's byte budget (default 16 MiB)")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--out", required=True, help="folder for requests.parquet and levels.parquet")
+    s.add_argument(
+        "--out", required=True, help="a new or empty folder for requests.jsonl, requests.parquet, levels.parquet"
+    )
+    s.add_argument("--overwrite", action="store_true", help="replace the sweep a non-empty --out already holds")
     s.set_defaults(func=cmd_sweep)
 
     pl = sub.add_parser("plan", help="resolve a config and Params into targets, or say what is wrong")
@@ -432,6 +593,10 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--warehouse", help="a DuckDB file (default .llmbench/warehouse.duckdb) or a postgresql:// DSN")
     sh.set_defaults(func=cmd_show)
 
+    rb = sub.add_parser("rebuild", help="rebuild a sweep folder's tables from its requests.jsonl (after a crash)")
+    rb.add_argument("out", help="the sweep's --out folder")
+    rb.set_defaults(func=cmd_rebuild)
+
     pb = sub.add_parser("publish", help="publish a run folder's tables again (after a failed publish task)")
     pb.add_argument("run_dir")
     pb.add_argument("--warehouse", help="a DuckDB file or a postgresql:// DSN (default: the run's config)")
@@ -439,11 +604,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised like SIGINT so that every `finally` (the server's teardown) runs."""
+
+    signum = signal.SIGTERM
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Interrupted()
+
+
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     t0 = time.monotonic()
-    rc = a.func(a)
-    if a.command == "sweep":
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    try:
+        rc = a.func(a)
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", signal.SIGINT)
+        where = f"; the records so far are in {a.out}/requests.jsonl" if a.command == "sweep" else ""
+        print(f"llmbench {a.command}: interrupted ({signal.Signals(signum).name}){where}", file=sys.stderr)
+        return 128 + signum
+    finally:
+        if main_thread and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    if a.command == "sweep" and rc in (0, 3):
         _say(f"done in {time.monotonic() - t0:.1f}s")
     return rc
 

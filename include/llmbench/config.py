@@ -9,7 +9,6 @@ the allowed values, before any endpoint exists.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -87,8 +86,8 @@ class TargetSpec(_Strict):
     @field_validator("id")
     @classmethod
     def _id(cls, v: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", v):
-            raise ValueError("target id must be 1-63 characters of letters, digits, '_', '.', '-'")
+        if not paths.SAFE_ID.fullmatch(v):
+            raise ValueError(f"target id {v!r} must be {paths.SAFE_ID_RULE}")
         return v
 
 
@@ -119,6 +118,13 @@ class BenchmarkConfig(_Strict):
             if ref.target is not None and ref.target not in ids:
                 raise ValueError(f"reference[{i}].target: no target {ref.target!r} (targets: {sorted(ids)})")
         return self
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:  # it becomes the run key, a folder under the data folder
+        if not paths.SAFE_ID.fullmatch(v):
+            raise ValueError(f"name {v!r} must be {paths.SAFE_ID_RULE} (it names the run's folder)")
+        return v
 
     def backend_of(self, t: TargetSpec) -> str:
         """The backend a target runs on (the validator guarantees one)."""
@@ -218,9 +224,17 @@ def load_catalogs() -> dict[str, Any]:
 
 
 def make_run_key(config_name: str, logical_date: date | datetime | str) -> str:
-    """One run key per config and logical date: re-running a date replaces that date's rows."""
+    """One run key per config and logical date: re-running a date replaces that date's rows.
+    A config name or date that cannot make a safe folder name is a ConfigError (one line)."""
+    try:
+        paths.check_id("name", config_name)
+    except ValueError as e:
+        raise ConfigError(f"config {e}") from None
     if isinstance(logical_date, str):
-        logical_date = datetime.fromisoformat(logical_date)
+        try:
+            logical_date = datetime.fromisoformat(logical_date)
+        except ValueError:
+            raise ConfigError(f"date: {logical_date!r} is not a date (YYYY-MM-DD)") from None
     d = logical_date.date() if isinstance(logical_date, datetime) else logical_date
     return f"{config_name}-{d.isoformat()}"
 
@@ -663,7 +677,12 @@ def plan_checked(
     # Each attempt at a run key gets its own folder, so re-running a date never overwrites
     # what an earlier attempt measured; the warehouse keeps only the latest publish.
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    run_dir = (runs_root or paths.runs_dir()) / run_key / stamp
+    try:
+        run_dir = paths.under(runs_root or paths.runs_dir(), run_key, stamp)
+        for t in cfg.targets:
+            paths.under(run_dir, t.id)
+    except ValueError as e:
+        raise ConfigError(f"name: {e}") from None
     targets: list[ResolvedTarget] = []
     warnings: list[str] = []
     checks: dict[str, list[str]] = {}

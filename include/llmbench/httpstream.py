@@ -32,6 +32,18 @@ class ConnectionGone(Exception):
     """The connection ended before any byte of the response arrived."""
 
 
+class ResponseTooLarge(Exception):
+    """The response brought more than the request's byte budget; the connection was aborted and
+    only the first max_bytes were kept."""
+
+
+class DeadlinePassed(Exception):
+    """The request's deadline passed while bytes were still arriving; the connection was aborted."""
+
+
+HEAD_MAX_BYTES = 64 * 1024  # a response head longer than this is not HTTP we can use
+
+
 @dataclass
 class Response:
     status: int | None
@@ -173,19 +185,40 @@ class _Reads:
         self.watch_end = False  # keep-alive: find the response's end from its framing
         self._framing: tuple[str, int] | None = None
         self._body_bytes = 0
+        self.max_bytes: int | None = None  # the request's byte budget (None: unbounded)
+        self.deadline_ns: int | None = None  # the request's hard deadline, perf_counter_ns
+        self._total = 0
 
-    def begin(self, watch_end: bool) -> asyncio.Future:
-        """Start a request: returns the future that resolves when its response ended."""
+    def begin(self, watch_end: bool, max_bytes: int | None = None, deadline_ns: int | None = None) -> asyncio.Future:
+        """Start a request: returns the future that resolves when its response ended (or brought
+        more than max_bytes, or was still arriving at deadline_ns: the connection is then aborted)."""
         self.reads = []
         self.done = done = asyncio.get_running_loop().create_future()
         self.watch_end = watch_end
         self._framing, self._body_bytes = None, 0
+        self.max_bytes, self.deadline_ns, self._total = max_bytes, deadline_ns, 0
         return done
 
     def got(self, t_ns: int, data: bytes) -> None:
+        self._total += len(data)
+        if self.max_bytes is not None and self._total > self.max_bytes:
+            keep = len(data) - (self._total - self.max_bytes)
+            if keep > 0:
+                self.reads.append((t_ns, data[:keep]))
+            return self._cut(ResponseTooLarge(f"the response exceeded {self.max_bytes} bytes"))
         self.reads.append((t_ns, data))
+        if self.deadline_ns is not None and _perf_ns() > self.deadline_ns:
+            # The event loop's timer may run late when reads never stop; the deadline holds here.
+            return self._cut(DeadlinePassed("the deadline passed while bytes kept arriving"))
         if self.watch_end and self._ended(data):
             self._finish(None)
+
+    def _cut(self, why: Exception) -> None:
+        self._finish(why)
+        self.close(abort=True)
+
+    def close(self, abort: bool = False) -> None:
+        raise NotImplementedError
 
     def lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -202,7 +235,7 @@ class _Reads:
             raw = b"".join(d for _, d in self.reads)
             end = raw.find(b"\r\n\r\n")
             if end < 0:
-                return False
+                return len(raw) > HEAD_MAX_BYTES  # no head in sight: end here, decode_response says why
             try:
                 self._framing = _framing(_parse_head(raw[:end])[1])
             except ValueError:
@@ -358,12 +391,17 @@ class StreamClient:
         return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
     async def post(
-        self, body: bytes, headers: dict[str, str]
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        max_bytes: int | None = None,
+        deadline_ns: int | None = None,
     ) -> tuple[int, int, list[tuple[int, bytes]], Exception | None]:
         """Send one request and wait for its response to end. Returns (send_ns, end_ns, reads,
-        how the connection ended early or None). Raises OSError when no connection can be made.
-        Cancelled (a timeout), it aborts the connection; `sent_ns` and `reads` then say what the
-        request got so far."""
+        how the connection ended early or None: ResponseTooLarge past max_bytes, DeadlinePassed
+        when bytes were still arriving at deadline_ns). Raises OSError when no connection can be
+        made. Cancelled (a timeout), it aborts the connection; `sent_ns` and `reads` then say what
+        the request got so far."""
         request = self._request_bytes(body, headers)
         self.sent_ns, self.reads, self.connect_ns, self.resent_last = None, [], 0, False
         for attempt in (0, 1):
@@ -373,7 +411,7 @@ class StreamClient:
                 t0 = _perf_ns()
                 conn = self._conn = await self._connect()
                 self.connect_ns += _perf_ns() - t0
-            done = conn.begin(watch_end=self.keep_alive)
+            done = conn.begin(watch_end=self.keep_alive, max_bytes=max_bytes, deadline_ns=deadline_ns)
             self.sent_ns, self.reads = _perf_ns(), conn.reads
             try:
                 conn.send(request)

@@ -29,10 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from llmbench.backends.base import Endpoint
-from llmbench.httpstream import StreamClient, decode_response
+from llmbench.httpstream import DeadlinePassed, ResponseTooLarge, StreamClient, decode_response
+from llmbench.lifetime import die_with_parent
 from llmbench.records import RequestRecord
 from llmbench.recordworker import RecordBuilder
-from llmbench.workload import Length, chat_request_body, converse_request_body, make_prompt, sample_length
+from llmbench.workload import (
+    DEFAULT_BYTES_PER_REQUEST,
+    Length,
+    chat_request_body,
+    converse_request_body,
+    make_prompt,
+    sample_length,
+)
 
 OnRecord = Callable[[RequestRecord], None]
 
@@ -100,22 +108,44 @@ class PoissonArrivals:
 Schedule = ClosedLoop | PoissonArrivals
 
 
+# What a timed-out request hands on to its record (the first tokens' times): at most this much of
+# its body, however much arrived before the deadline.
+FAILED_KEEP_BYTES = 1 << 20
+
+
+def first_bytes(pieces: list[tuple[int, bytes]], limit: int) -> list[tuple[int, bytes]]:
+    """The first `limit` bytes of timestamped body pieces."""
+    out, have = [], 0
+    for t_ns, data in pieces:
+        if have >= limit:
+            break
+        out.append((t_ns, data[: limit - have]))
+        have += len(out[-1][1])
+    return out
+
+
 async def send_one(
     client: StreamClient,
     endpoint: Endpoint,
     body: bytes,
     timeout_s: float,
+    max_bytes: int = DEFAULT_BYTES_PER_REQUEST,
 ) -> tuple[int, int, int | None, list[tuple[int, bytes]], str | None, str | None]:
     """Send one streaming request on this worker's connection. Returns (send_ns, end_ns,
     http_status, chunks, error_kind, error_detail); `chunks` are the response body's bytes as
     read, timestamped (httpstream: one stamp per read, decoded after the response ended). Never
-    raises for anything the server or network does."""
+    raises for anything the server or network does. A response of more than max_bytes ends as
+    response_too_large (nothing of it is handed on); timeout_s is a hard deadline, held however
+    fast bytes arrive."""
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **endpoint.headers}
     if endpoint.signer is not None:
         headers = endpoint.signer.sign(endpoint.url, body, headers)  # before the clock starts
+    deadline_ns = time.perf_counter_ns() + int(timeout_s * 1e9)
     try:
         async with asyncio.timeout(timeout_s):
-            send_ns, end_ns, reads, outcome = await client.post(body, headers)
+            send_ns, end_ns, reads, outcome = await client.post(body, headers, max_bytes, deadline_ns)
+        if isinstance(outcome, DeadlinePassed):
+            raise TimeoutError
     except TimeoutError:
         now = time.perf_counter_ns()
         resp = decode_response(client.reads)
@@ -123,13 +153,15 @@ async def send_one(
             (client.sent_ns or now),
             now,
             resp.status,
-            resp.body,
+            first_bytes(resp.body, FAILED_KEEP_BYTES),
             "timeout",
             f"no complete response within {timeout_s}s",
         )
     except (OSError, ssl.SSLError) as e:  # no connection could be made
         now = time.perf_counter_ns()
         return now, now, None, [], "connection", f"{type(e).__name__}: {e}"[:300]
+    if isinstance(outcome, ResponseTooLarge):
+        return send_ns, end_ns, decode_response(reads[:1]).status, [], "response_too_large", str(outcome)
     resp = decode_response(reads)
     if resp.status is None:
         kind = "connection" if not reads else "stream_error"
@@ -141,6 +173,22 @@ async def send_one(
         why = resp.error or f"connection closed mid-response ({type(outcome).__name__}: {outcome})"
         return send_ns, end_ns, resp.status, resp.body, "stream_error", why[:300]
     return send_ns, end_ns, resp.status, resp.body, None, None
+
+
+PREBUILT_BODIES = 10_000
+PREBUILT_BYTES = 64 << 20
+
+
+def prebuild(body: Callable[[int], bytes], n: int) -> list[bytes]:
+    """Bodies 0.. of a level, built ahead: at most PREBUILT_BODIES of them and PREBUILT_BYTES."""
+    bodies: list[bytes] = []
+    size = 0
+    for i in range(min(n, PREBUILT_BODIES)):
+        if size >= PREBUILT_BYTES:
+            break
+        bodies.append(body(i))
+        size += len(bodies[-1])
+    return bodies
 
 
 async def run_level(
@@ -159,6 +207,8 @@ async def run_level(
     worker_offset: int = 0,
     duration_s: float | None = None,
     repeat: int = 0,
+    max_response_bytes: int = DEFAULT_BYTES_PER_REQUEST,
+    level_concurrency: int | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
 
@@ -183,13 +233,16 @@ async def run_level(
             return json.dumps(converse_request_body(prompt)).encode()
         return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
 
-    # A count-bounded level in one process builds its bodies before the clock starts; a timed
-    # level, or one process's share of a split level (which requests it gets is not known in
-    # advance), builds each body when it takes the request.
-    bodies = [body(i) for i in range(n_requests)] if n_requests is not None and next_index is None else None
+    # A count-bounded level in one process builds its first bodies before the clock starts (at most
+    # PREBUILT_BODIES of them, PREBUILT_BYTES in all: a huge level must not fill memory before it
+    # sends anything); the rest, a timed level's, and one process's share of a split level's
+    # (which requests it gets is not known in advance) are built when the request is taken.
+    bodies = prebuild(body, n_requests) if n_requests is not None and next_index is None else []
     take = next_index or itertools.count().__next__
     arrivals = schedule.arrivals()  # None: closed loop
-    concurrency, rate = schedule.streams, schedule.arrival_rate_rps
+    # A split level's process drives its share of the streams; its records carry the level's.
+    concurrency, rate = level_concurrency or schedule.streams, schedule.arrival_rate_rps
+    streams = schedule.streams
     # Connections between requests, the most recently used last: a closed-loop stream gets its own
     # back at once (nothing runs between its request's end and its next send), an open-loop
     # arrival the warmest. See Endpoint.keep_alive.
@@ -210,7 +263,7 @@ async def run_level(
                 i = take()
                 if n_requests is not None and i >= n_requests:
                     return
-                payload = bodies[i] if bodies is not None else body(i)
+                payload = bodies[i] if i < len(bodies) else body(i)
                 due_ns = time.perf_counter_ns()
             else:  # open loop: the next arrival, at its time (late when every stream was busy)
                 async with clock:
@@ -227,13 +280,15 @@ async def run_level(
                     wait_s = (due_ns - time.perf_counter_ns()) / 1e9
                     if wait_s > 0:
                         await asyncio.sleep(wait_s)
-                payload = bodies[i] if bodies is not None else body(i)
+                payload = bodies[i] if i < len(bodies) else body(i)
             if idle:
                 client = idle.pop()
             else:
                 client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
                 opened.append(client)
-            send_ns, end_ns, status, lines, kind, detail = await send_one(client, endpoint, payload, timeout_s)
+            send_ns, end_ns, status, lines, kind, detail = await send_one(
+                client, endpoint, payload, timeout_s, max_response_bytes
+            )
             # The record is built in the helper process; the stream goes on at once.
             builder.submit(
                 dict(
@@ -261,9 +316,9 @@ async def run_level(
         deadline = time.perf_counter() + duration_s if duration_s and arrivals is None else None
         t0_ns = time.perf_counter_ns()
         try:
-            async with asyncio.TaskGroup() as streams:
-                for w in range(concurrency):
-                    streams.create_task(stream(w, builder))
+            async with asyncio.TaskGroup() as tasks:
+                for w in range(streams):
+                    tasks.create_task(stream(w, builder))
         finally:
             for client in opened:
                 client.close()
@@ -335,6 +390,18 @@ def client_processes(concurrency: int, configured: int | None = None) -> int:
     return max(1, min(cores, -(-concurrency // STREAMS_PER_PROCESS), concurrency))
 
 
+def append_line(fd: int, row: dict[str, Any]) -> None:
+    """One record as one JSON line, in one write to a file opened O_APPEND: the sweep and the
+    processes of a split level append to the same requests.jsonl without interleaving lines."""
+    data = (json.dumps(row) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def open_append(path: Path | str) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
 def _child_level(
     endpoint: Endpoint,
     level_kwargs: dict[str, Any],
@@ -344,12 +411,15 @@ def _child_level(
     ready,
     go,
     results,
-    part_path: str,
+    jsonl_path: str,
+    level_concurrency: int,
 ) -> None:
     """One process's share of a split level: its own event loop and connections, the request
-    numbers taken from the shared counter, each record appended to its own part file as it
-    completes; the records and CPU time go back to the parent."""
+    numbers taken from the shared counter, each record appended to the sweep's requests.jsonl as
+    it completes; the records and CPU time go back to the parent. It dies with the parent."""
     import pickle
+
+    die_with_parent()
 
     def take() -> int:
         with counter.get_lock():
@@ -358,11 +428,11 @@ def _child_level(
             return i
 
     try:
-        with open(part_path, "w") as sink:
+        sink = open_append(jsonl_path)
+        try:
 
             def on_record(rec: RequestRecord) -> None:
-                sink.write(json.dumps(rec.to_row()) + "\n")
-                sink.flush()
+                append_line(sink, rec.to_row())
 
             ready.release()
             go.wait()
@@ -373,9 +443,12 @@ def _child_level(
                     on_record=on_record,
                     next_index=take,
                     worker_offset=worker_offset,
+                    level_concurrency=level_concurrency,
                     **level_kwargs,
                 )
             )
+        finally:
+            os.close(sink)
         results.put(pickle.dumps(([r.values() for r in recs], cpu_s, None)))
     except BaseException as e:  # noqa: BLE001 (reported to the parent, which raises)
         results.put(pickle.dumps(([], 0.0, f"{type(e).__name__}: {e}")))
@@ -387,15 +460,17 @@ def run_level_split(
     *,
     processes: int,
     on_record: OnRecord,
-    part_dir: Path,
+    jsonl_path: Path,
     **level_kwargs: Any,
 ) -> tuple[list[RequestRecord], float]:
     """One closed-loop level driven by `processes` processes (each with its own event loop and a
     share of the streams), so the client is not held to one core. All start together (a barrier),
     take request numbers from one shared counter, and stamp time with the same system-wide
     monotonic clock (perf_counter_ns is CLOCK_MONOTONIC on Linux), so their records merge into
-    one level. Returns (records, client CPU seconds per core the processes may use: processes
-    sharing one core saturate it together)."""
+    one level. Each process appends its records to jsonl_path as they complete (the caller's own
+    records must go there with append_line too); on_record sees them all, in completion order,
+    when the level ends. The processes die with this one. Returns (records, client CPU seconds
+    per core the processes may use: processes sharing one core saturate it together)."""
     import multiprocessing as mp
     import pickle
 
@@ -405,14 +480,13 @@ def run_level_split(
     ctx = mp.get_context("spawn")  # no fork of a process that may hold threads (Airflow, botocore)
     counter, go, ready, results = ctx.Value("q", 0), ctx.Event(), ctx.Semaphore(0), ctx.Queue()
     shares = [concurrency // processes + (1 if k < concurrency % processes else 0) for k in range(processes)]
-    parts = [part_dir / f"requests.part{k}.jsonl" for k in range(processes)]
     children = []
     offset = 0
-    for k, share in enumerate(shares):
+    for share in shares:
         children.append(
             ctx.Process(
                 target=_child_level,
-                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(parts[k])),
+                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(jsonl_path), concurrency),
                 daemon=True,
             )
         )
@@ -432,10 +506,8 @@ def run_level_split(
                 c.kill()
     errors = [e for _, _, e in outcomes if e]
     records = sorted((RequestRecord(*v) for recs, _, _ in outcomes for v in recs), key=lambda r: r.end_ns)
-    for rec in records:  # into the sweep's own stream, in completion order
+    for rec in records:  # already in jsonl_path: the caller's hook, in completion order
         on_record(rec)
-    for p in parts:
-        p.unlink(missing_ok=True)
     if errors:
         raise RuntimeError(f"load-generator process failed: {errors[0]}")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from llmbench import paths
 from llmbench.metrics import Slo
 from llmbench.workload import Workload
 
@@ -33,6 +34,33 @@ class WarehouseSettings(_Strict):
     conn_id: str = "llmbench_warehouse"  # postgres / redshift: the Airflow connection to publish through
 
 
+# llama-server flags the local backend sets itself (the binding stays on loopback; the slots,
+# context and threads are LocalServing's fields); `extra_args` may not repeat them.
+LLAMA_SERVER_OWNED_FLAGS = frozenset(
+    {
+        "--host",
+        "--port",
+        "--path",
+        "--reuse-port",
+        "-m",
+        "--model",
+        "-mu",
+        "--model-url",
+        "-hf",
+        "-hfr",
+        "--hf-repo",
+        "-np",
+        "--parallel",
+        "-c",
+        "--ctx-size",
+        "-t",
+        "--threads",
+        "--no-webui",
+        "--webui",
+    }
+)
+
+
 class LocalServing(_Strict):
     """llama-server knobs. ctx_per_slot is each slot's share of the KV cache (tokens)."""
 
@@ -43,6 +71,18 @@ class LocalServing(_Strict):
     ctx_per_slot: int = Field(1024, ge=128)
     max_lifetime_s: int = Field(7200, ge=60)  # a server outliving this is killed by its own guard
     extra_args: list[str] = Field(default_factory=list)  # further llama-server flags, passed as given
+
+    @field_validator("extra_args")
+    @classmethod
+    def _not_ours(cls, v: list[str]) -> list[str]:
+        """The backend owns the loopback binding and the knobs above: extra_args may not override them."""
+        owned = [a for a in v if a.split("=", 1)[0] in LLAMA_SERVER_OWNED_FLAGS]
+        if owned:
+            raise ValueError(
+                f"{owned[0].split('=', 1)[0]} is set by the local backend (loopback 127.0.0.1, its own port, "
+                f"model and the fields above), not by extra_args; owned: {sorted(LLAMA_SERVER_OWNED_FLAGS)}"
+            )
+        return v
 
 
 class VllmServing(_Strict):
@@ -311,8 +351,8 @@ class ResolvedTarget(_Strict):
 
     @property
     def dir(self) -> Path:
-        """This target's raw-results folder under the run folder."""
-        return Path(self.run_dir) / self.target_id
+        """This target's raw-results folder under the run folder (never outside it)."""
+        return paths.under(self.run_dir, self.target_id)
 
     @classmethod
     def of(cls, value: ResolvedTarget | dict[str, Any]) -> ResolvedTarget:

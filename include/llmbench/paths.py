@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -30,3 +31,29 @@ def runs_dir() -> Path:
 
 def default_warehouse_path() -> Path:
     return data_home() / "warehouse.duckdb"
+
+
+# Identifiers that become folder names (a config's `name`, a target id, a run key): letters,
+# digits, '_', '.', '-', starting with a letter or digit (so never '', '.', '..' or a hidden
+# name), no '/', whitespace or control characters; at most 63 characters (a run key: the name,
+# '-' and a date, at most 74).
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+SAFE_ID_RULE = "1-63 characters of letters, digits, '_', '.', '-', starting with a letter or digit"
+SAFE_RUN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,79}")
+
+
+def check_id(field: str, value: str, pattern: re.Pattern[str] = SAFE_ID) -> str:
+    """`value` if it is a safe identifier, else ValueError naming the field (one line)."""
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise ValueError(f"{field}: {value!r} is not a safe name; use {SAFE_ID_RULE}")
+    return value
+
+
+def under(base: Path | str, *parts: str) -> Path:
+    """base/parts..., refused (ValueError) unless it resolves to a path inside base: every folder
+    llmbench builds from an identifier stays under the folder it was meant for."""
+    base = Path(base)
+    path = base.joinpath(*parts)
+    if not path.resolve().is_relative_to(base.resolve()):
+        raise ValueError(f"{path} would leave {base}")
+    return path

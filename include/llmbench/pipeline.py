@@ -220,6 +220,7 @@ def publish(run_dir: str, dsn: str | None = None) -> dict[str, Any]:
         target = str(settings.path or paths.default_warehouse_path())
         extra = {"kind": "duckdb", "path": target}
     frames = load_tables(run_dir)
+    ensure_report(run_dir, frames)  # runs.report_path names it: it exists before the row does
     written = warehouse.publish(frames, target)
     where = warehouse.redact(target)
     log.info("published %s to %s: %s", frames["runs"]["run_key"].iloc[0], where, written)
@@ -230,6 +231,18 @@ def report(run_dir: str) -> str:
     from llmbench.report import write_report
 
     return str(write_report(load_tables(run_dir), Path(run_dir) / "report.html"))
+
+
+def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:
+    """The run's report.html, written from its tables if it is not there yet: every publish
+    records runs.report_path, so the report it names is written first (the DAG's report task
+    writes it again, after the publish)."""
+    from llmbench.report import write_report
+
+    path = Path(run_dir) / "report.html"
+    if not path.exists():
+        write_report(frames if frames is not None else load_tables(run_dir), path)
+    return path
 
 
 def check(run_dir: str) -> str:

@@ -107,6 +107,13 @@ class RecordBuilder:
 
 
 def main() -> None:
+    try:
+        _serve()
+    except BrokenPipeError:  # the load generator went away (killed): nothing to report to
+        os._exit(0)
+
+
+def _serve() -> None:
     import time
 
     from llmbench.wire import build_record

@@ -16,7 +16,15 @@ from typing import Any
 
 from llmbench import metrics
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen import ClosedLoop, PoissonArrivals, client_processes, run_level, run_level_split, run_loop
+from llmbench.loadgen import (
+    ClosedLoop,
+    PoissonArrivals,
+    append_line,
+    client_processes,
+    run_level,
+    run_level_split,
+    run_loop,
+)
 from llmbench.metrics import Slo
 from llmbench.records import RequestRecord, request_schema, to_table
 from llmbench.workload import Workload
@@ -38,6 +46,7 @@ def _level_args(workload: Workload) -> dict[str, Any]:
         seed=workload.seed,
         timeout_s=workload.request_timeout_s,
         shared_prefix_tokens=workload.shared_prefix_tokens,
+        max_response_bytes=workload.max_response_bytes,
     )
 
 
@@ -102,11 +111,17 @@ def run_sweep(
     levels_path = out_dir / "levels.parquet"
     level_rows: list[dict[str, Any]] = []
 
-    with jsonl_path.open("w") as sink, pq.ParquetWriter(requests_path, request_schema()) as writer:
+    jsonl_path.write_text("")
+    # O_APPEND, unbuffered: each record one write, and a split level's processes append to it too
+    with open(jsonl_path, "ab", buffering=0) as jsonl, pq.ParquetWriter(requests_path, request_schema()) as writer:
+        sink = jsonl.fileno()
 
         def on_record(rec: RequestRecord) -> None:
-            sink.write(json.dumps(rec.to_row()) + "\n")
-            sink.flush()
+            append_line(sink, rec.to_row())
+            if record_hook is not None:
+                record_hook(rec)
+
+        def hook_only(rec: RequestRecord) -> None:  # a split level's processes wrote it already
             if record_hook is not None:
                 record_hook(rec)
 
@@ -125,9 +140,13 @@ def run_sweep(
                 kwargs = dict(
                     n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
                 )
-                if procs > 1:  # closed loop only; record_hook fires as the merged records are written
+                if procs > 1:  # closed loop only; each process appends to requests.jsonl itself
                     r_recs, r_cpu = run_level_split(
-                        endpoint, ClosedLoop(c), processes=procs, part_dir=out_dir, **kwargs
+                        endpoint,
+                        ClosedLoop(c),
+                        processes=procs,
+                        jsonl_path=jsonl_path,
+                        **{**kwargs, "on_record": hook_only},
                     )
                 else:
                     schedule = PoissonArrivals.for_level(rate, c, workload.seed, first) if rate else ClosedLoop(c)
@@ -157,3 +176,44 @@ def run_sweep(
 
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.1f}"
+
+
+def rebuild(out_dir: Path) -> tuple[SweepResult, int]:
+    """requests.parquet and levels.parquet again from out_dir/requests.jsonl: what a killed sweep
+    leaves is its records (appended as each completed), not its tables. A last line cut by the
+    kill is skipped. Levels are told apart by (arrival rate, concurrency), in the order their
+    requests were numbered; a level cut short counts what completed. Returns (the result, lines
+    skipped). Client CPU and the SLO's goodput are not known here (left empty)."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    jsonl_path = out_dir / "requests.jsonl"
+    records: list[RequestRecord] = []
+    skipped = 0
+    with jsonl_path.open() as f:
+        for line in f:
+            try:
+                records.append(RequestRecord.from_row(json.loads(line)))
+            except (ValueError, KeyError, TypeError):
+                skipped += 1
+    groups: dict[tuple[float, int], list[RequestRecord]] = {}
+    for rec in sorted(records, key=lambda r: r.request_index):
+        groups.setdefault((rec.arrival_rate_rps, rec.concurrency), []).append(rec)
+    level_rows = []
+    for (rate, c), recs in groups.items():
+        row = metrics.summarize_level(recs, c)
+        repeats = sorted({r.repeat for r in recs})
+        row["repeats"] = len(repeats)
+        per_repeat = [metrics.summarize_level([r for r in recs if r.repeat == k], c) for k in repeats]
+        for metric in ("output_tokens_per_s", "ttft_ms_p50"):
+            row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
+                [r[metric] for r in per_repeat]
+            )
+        row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+        level_rows.append(row)
+    requests_path, levels_path = out_dir / "requests.parquet", out_dir / "levels.parquet"
+    with pq.ParquetWriter(requests_path, request_schema()) as writer:
+        for recs in groups.values():
+            writer.write_table(to_table(recs))
+    pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
+    return SweepResult(requests_path, levels_path, level_rows), skipped

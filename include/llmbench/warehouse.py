@@ -53,6 +53,46 @@ class MigrationError(RuntimeError):
     """A versioned schema file changed after it was applied somewhere."""
 
 
+class WarehouseBusy(RuntimeError):
+    """Another process held the DuckDB file for longer than we waited for it. One line, naming
+    the holder when DuckDB says who it is."""
+
+
+# How long a writer waits for a DuckDB file another process holds (a BI tool reading it, even
+# read-only, holds a lock a writer cannot share): retried with backoff, then WarehouseBusy.
+LOCK_WAIT_S = float(__import__("os").environ.get("LLMBENCH_WAREHOUSE_LOCK_WAIT_S", "120"))
+
+
+def _lock_holder(err: Exception) -> str | None:
+    """'PROGRAM (PID N)' from DuckDB's "Conflicting lock is held in ..." message, or None."""
+    m = re.search(r"Conflicting lock is held in (.*?\(PID \d+\))", str(err))
+    return m.group(1) if m else None
+
+
+def _duckdb_open(path: Path, read_only: bool, wait_s: float):
+    """duckdb.connect, retried with backoff while another process holds a conflicting lock."""
+    import time
+
+    import duckdb
+
+    deadline = time.monotonic() + wait_s
+    delay = 0.1
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as e:
+            if "lock" not in str(e).lower():
+                raise
+            if time.monotonic() + delay > deadline:
+                holder = _lock_holder(e) or "another process"
+                raise WarehouseBusy(
+                    f"{path} is held by {holder}; waited {wait_s:g}s for it "
+                    f"({'reading' if read_only else 'writing'}); close it there, or set LLMBENCH_WAREHOUSE_LOCK_WAIT_S"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
 def _engine_block(keep: str, m: re.Match[str]) -> str:
     """An "-- only <engine>" block: its body for the engine kept, nothing for the other."""
     return m.group(2) if m.group(1) == keep else ""
@@ -128,9 +168,10 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
     return applied
 
 
-def connect(target: Path | str | None = None):
+def connect(target: Path | str | None = None, lock_wait_s: float | None = None):
     """A DB-API connection with the schema migrated. target: a DuckDB file path (default
-    <data folder>/warehouse.duckdb) or a postgresql:// DSN."""
+    <data folder>/warehouse.duckdb) or a postgresql:// DSN. A DuckDB file another process holds
+    is waited for (with backoff, up to lock_wait_s, default LOCK_WAIT_S), then WarehouseBusy."""
     if is_postgres(target):
         import psycopg
 
@@ -150,13 +191,21 @@ def connect(target: Path | str | None = None):
                 if attempt == 2:
                     raise
         return con
-    import duckdb
-
     path = Path(target) if target else paths.default_warehouse_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    duck = duckdb.connect(str(path))
+    duck = _duckdb_open(path, False, LOCK_WAIT_S if lock_wait_s is None else lock_wait_s)
     migrate(duck, False)
     return duck
+
+
+def connect_read_only(target: Path | str | None = None, lock_wait_s: float = 10.0):
+    """A connection for reading only: DuckDB opened read_only (it shares the file with other
+    readers, and a writer's lock is waited for up to lock_wait_s), no migration; PostgreSQL as
+    connect()."""
+    if is_postgres(target):
+        return connect(target)
+    path = Path(target) if target else paths.default_warehouse_path()
+    return _duckdb_open(path, True, lock_wait_s)
 
 
 def _py(v: Any) -> Any:
@@ -260,10 +309,11 @@ def refresh_summary(target: Path | str | None = None) -> int:
 
 def query(sql: str, params: list | None = None, target: Path | str | None = None):
     """Run a read query against the warehouse and return a DataFrame. Placeholders are `?` on
-    both engines."""
+    both engines. A DuckDB file is opened read-only and not migrated: a BI tool holding it open
+    does not stop it."""
     import pandas as pd
 
-    con = connect(target)
+    con = connect_read_only(target)
     try:
         if is_postgres(target):
             cur = con.execute(sql.replace("?", "%s"), params or [])

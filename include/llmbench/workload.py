@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from llmbench import paths
 
@@ -74,28 +74,48 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+# Upper bounds of a workload (docs/dag.md#workload): beyond them a sweep is a typo or an attack,
+# not a benchmark. Integers are strict: `true` or `2.0` where a count is meant is refused.
+MAX_CONCURRENCY = 10_000  # streams (or open-loop in-flight cap) of one level
+MAX_LEVELS = 64  # concurrency levels or arrival rates of one sweep
+MAX_REQUESTS_PER_LEVEL = 1_000_000
+MAX_WARMUP_REQUESTS = 10_000
+MAX_TOKENS = 1_000_000  # input, output or shared-prefix tokens of one request
+MAX_TIMEOUT_S = 86_400.0
+MAX_BYTES_PER_REQUEST = 1 << 30
+DEFAULT_BYTES_PER_REQUEST = 16 << 20  # 16 MiB: far above any real streamed answer
+
+
 class Workload(_Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
     preset: Literal["seed-000", "seed-002"] | None = None
-    input_tokens: Annotated[int, Field(ge=1)] | LengthDist = 256
-    output_tokens: Annotated[int, Field(ge=1)] | LengthDist = 64
-    shared_prefix_tokens: int = Field(0, ge=0)  # a system prompt every request shares (seed 002: 478)
-    concurrency: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1)
-    requests_per_level: int = Field(16, ge=1)
-    warmup_requests: int = Field(2, ge=0)
-    request_timeout_s: float = Field(120.0, gt=0)
-    seed: int = 0
+    input_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | LengthDist = 256
+    output_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | LengthDist = 64
+    # a system prompt every request shares (seed 002: 478)
+    shared_prefix_tokens: StrictInt = Field(0, ge=0, le=MAX_TOKENS)
+    concurrency: list[Annotated[StrictInt, Field(le=MAX_CONCURRENCY)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1, max_length=MAX_LEVELS
+    )
+    requests_per_level: StrictInt = Field(16, ge=1, le=MAX_REQUESTS_PER_LEVEL)
+    warmup_requests: StrictInt = Field(2, ge=0, le=MAX_WARMUP_REQUESTS)
+    request_timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    # What one response may bring: past it the request ends as error_kind response_too_large and
+    # the connection is dropped; no more than this of it is ever held.
+    max_response_bytes: StrictInt = Field(DEFAULT_BYTES_PER_REQUEST, ge=1024, le=MAX_BYTES_PER_REQUEST)
+    seed: StrictInt = 0
     # A level ends after requests_per_level requests or, when set, after this many seconds (no
     # request starts later; the ones in flight finish).
-    level_duration_s: float | None = Field(None, gt=0)
+    level_duration_s: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
     # Each level is run this many times in a row; the level's row then carries 95 % confidence
     # intervals of its throughput and TTFT p50 across the repeats.
-    repeats: int = Field(1, ge=1, le=20)
+    repeats: StrictInt = Field(1, ge=1, le=20)
     # Load-generator processes per level (None: one per 128 streams, at most one per core).
-    client_processes: int | None = Field(None, ge=1, le=64)
+    client_processes: StrictInt | None = Field(None, ge=1, le=64)
     # Open loop instead of closed: one level per Poisson arrival rate (requests/s), each with at
     # most max_in_flight requests in flight; `concurrency` is then not used.
-    arrival_rates_rps: list[float] | None = Field(None, min_length=1)
-    max_in_flight: int = Field(256, ge=1)
+    arrival_rates_rps: list[float] | None = Field(None, min_length=1, max_length=MAX_LEVELS)
+    max_in_flight: StrictInt = Field(256, ge=1, le=MAX_CONCURRENCY)
 
     @field_validator("arrival_rates_rps")
     @classmethod

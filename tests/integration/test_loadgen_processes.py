@@ -24,6 +24,7 @@ def _check(out, result, record, kernel_stamped=False):
     rq = pd.read_parquet(result.requests_path)
     assert sorted(rq["request_index"]) == list(range(24))  # each request once, from the shared counter
     assert set(rq["worker"]) == set(range(8))  # 4 streams in each process, numbered apart
+    assert set(rq["concurrency"]) == {8}  # the level's, not each process's share
     # The server's 100 ms, not more. The schedule is a floor (no token is written before it is due);
     # above it the client is held to the server's own record of these requests, counted from the
     # client's send stamps (tolerances and their reasons: test_sagemaker_wire), not to the schedule,

@@ -67,6 +67,20 @@ BAD_CONFIGS = [
     ("longest draw beyond context", lambda c: c["workload"].update(
         output_tokens={"dist": "uniform", "min": 10, "max": 5000}), "ctx_per_slot"),
     ("unknown preset", lambda c: c["workload"].update(preset="seed-999"), "seed-000"),
+    # issue 18 #6: extra_args may not move the server off loopback or override what the backend sets
+    ("extra_args --host", lambda c: c["targets"][0]["serving"].update(extra_args=["--host", "127.0.0.2"]),
+     "--host is set by the local backend"),
+    ("extra_args --host=", lambda c: c["targets"][0]["serving"].update(extra_args=["--host=0.0.0.0"]), "--host"),
+    ("extra_args --port", lambda c: c["targets"][0]["serving"].update(extra_args=["--port", "80"]), "--port"),
+    ("extra_args -m", lambda c: c["targets"][0]["serving"].update(extra_args=["-m", "/x.gguf"]), "-m"),
+    # issue 18 #8: upper bounds, and strict integers where a count is meant
+    ("bool and float levels", lambda c: c["workload"].update(concurrency=[True, 2.0]), "concurrency.0"),
+    ("huge concurrency", lambda c: c["workload"].update(concurrency=[10**20]), "less than or equal to 10000"),
+    ("5000 levels", lambda c: c["workload"].update(concurrency=list(range(1, 5001))), "at most 64"),
+    ("huge requests_per_level", lambda c: c["workload"].update(requests_per_level=10**8), "requests_per_level"),
+    ("float requests_per_level", lambda c: c["workload"].update(requests_per_level=8.0), "requests_per_level"),
+    ("nan timeout", lambda c: c["workload"].update(request_timeout_s=float("nan")), "request_timeout_s"),
+    ("inf arrival rate", lambda c: c["workload"].update(arrival_rates_rps=[float("inf")]), "arrival_rates_rps"),
 ]
 
 
@@ -95,6 +109,9 @@ def test_malformed_yaml_and_unknown_config(tmp_path):
         ({"concurrency": [0]}, "concurrency"),
         ({"requests_per_level": 0}, "requests_per_level"),
         ({"colour": 1}, "unknown params"),
+        ({"concurrency": [10**20]}, "concurrency"),
+        ({"concurrency": [True]}, "concurrency"),
+        ({"requests_per_level": 10**8}, "requests_per_level"),
     ],
 )
 def test_params_that_contradict_the_config(tmp_path, params, match):
@@ -232,3 +249,37 @@ def test_reference_must_name_a_target_of_the_config(tmp_path):
                                                           "target": "nope"}]))
     with pytest.raises(ConfigError, match="reference.0.target|reference\\[0\\].target"):
         plan(cfg, "2026-11-30", runs_root=tmp_path / "runs")
+
+
+# Identifiers that become folders (issue 18 #1): refused in one line naming the field, before
+# anything is written anywhere.
+UNSAFE_NAMES = ["../../../../tmp/x/escaped", "", "a/b", "..", ".hidden", "has\nnewline", "x" * 64, "sp ace"]
+
+
+@pytest.mark.parametrize("bad", UNSAFE_NAMES, ids=repr)
+def test_config_name_that_would_leave_the_data_folder_is_refused(tmp_path, bad):
+    escaped = tmp_path / "tmp"
+    with pytest.raises(ConfigError) as e:
+        plan(_write(tmp_path, lambda c: c.update(name=bad)), "2026-11-30", runs_root=tmp_path / "data" / "runs")
+    msg = str(e.value)
+    assert "name" in msg and "\n" not in msg
+    assert not (tmp_path / "data").exists() and not escaped.exists()
+
+
+@pytest.mark.parametrize("bad", ["../up", "a/b", "", "x" * 64])
+def test_target_id_and_run_key_are_safe(tmp_path, bad):
+    with pytest.raises(ConfigError, match="id"):
+        plan(_write(tmp_path, lambda c: c["targets"][0].update(id=bad)), "2026-11-30", runs_root=tmp_path / "r")
+    with pytest.raises(ConfigError, match="name"):
+        make_run_key(bad, "2026-11-30")
+    with pytest.raises(ConfigError, match="date"):
+        make_run_key("local", "notadate")
+
+
+def test_paths_under_refuses_an_escape(tmp_path):
+    from llmbench.paths import under
+
+    assert under(tmp_path, "a", "b") == tmp_path / "a" / "b"
+    for parts in (("..", "x"), ("/etc",), ("a", "../../x")):
+        with pytest.raises(ValueError, match="would leave"):
+            under(tmp_path, *parts)

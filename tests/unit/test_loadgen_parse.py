@@ -83,3 +83,20 @@ def test_transport_error_kind_is_kept():
 def test_parse_reports_content_times():
     p = parse_openai_sse(GOOD)
     assert p.content_ns == [100 * MS, 120 * MS, 150 * MS] and p.finish_reason == "length"
+
+
+def test_a_huge_level_prebuilds_a_bounded_number_of_bodies():
+    """issue 18 #8: 10^8 requests must not build 10^8 bodies before the first is sent."""
+    from llmbench import loadgen
+
+    built = []
+
+    def body(i: int) -> bytes:
+        built.append(i)
+        return b"x" * 1000
+
+    bodies = loadgen.prebuild(body, 10**8)
+    assert len(bodies) == len(built) <= loadgen.PREBUILT_BODIES
+    big = loadgen.prebuild(lambda i: b"x" * (1 << 20), 10**8)  # 1 MiB bodies: the byte cap
+    assert sum(map(len, big)) <= loadgen.PREBUILT_BYTES + (1 << 20)
+    assert loadgen.prebuild(body, 3) == [b"x" * 1000] * 3

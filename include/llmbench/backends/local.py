@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from llmbench import paths
 from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, torn_down
+from llmbench.lifetime import libc, set_parent_death_signal
 from llmbench.models import LocalServing, ResolvedTarget
 from llmbench.serversmoke import cpu_fingerprint
 
@@ -114,8 +115,10 @@ class LocalBackend:
             raise DeployError(f"serving kind {target.serving.kind!r} does not run on the local backend")
         return self.start_server(target.serving, work_dir)
 
-    def start_server(self, s: LocalServing, work_dir: Path) -> Handle:
-        """Start llama-server with these knobs (the CLI's local sweep calls this directly)."""
+    def start_server(self, s: LocalServing, work_dir: Path, die_with_parent: bool = False) -> Handle:
+        """Start llama-server with these knobs (the CLI's local sweep calls this directly, with
+        die_with_parent: the server is SIGTERMed by the kernel when this process ends, however it
+        ends; the DAG's deploy task must not, the server outlives it)."""
         binary, model = server_binary(), model_file()
         for what, p in (("llama-server binary", binary), ("model", model)):
             if not p.exists():
@@ -148,7 +151,12 @@ class LocalBackend:
         deployed_at = datetime.now(UTC)
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=_dies_with(os.getpid()) if die_with_parent else None,
             )
         handle = {
             "backend": self.kind,
@@ -211,6 +219,19 @@ class LocalBackend:
 
     def janitor(self, region: str, now: datetime | None = None) -> list[dict[str, Any]]:
         return []  # a server outliving its run is stopped by its own `timeout` guard (max_lifetime_s)
+
+
+def _dies_with(parent_pid: int):
+    """A preexec_fn: the `timeout` leader gets SIGTERM when its parent ends (PR_SET_PDEATHSIG) and
+    forwards it to llama-server (then SIGKILL after --kill-after); a parent already gone: exit."""
+    libc()  # loaded here, before the fork
+
+    def preexec() -> None:
+        set_parent_death_signal(signal.SIGTERM)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return preexec
 
 
 def _check_verified(binary: Path) -> None:

@@ -1,0 +1,62 @@
+"""issue 18 #3: a server that streams bytes as fast as it can (llmbench.testing.flood) cannot
+take the load generator's memory, nor hold a request past its deadline: each request ends as
+response_too_large past the workload's byte budget, or as timeout at its deadline, and the
+client's peak RSS stays bounded."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from llmbench.testing._serve import ServerProcess
+
+pytestmark = pytest.mark.integration
+
+# The sweep runs in a process of its own so that its peak RSS (and its record builder's) is its own.
+SWEEP = """
+import json, resource, sys, time
+from pathlib import Path
+from llmbench.backends.base import Endpoint
+from llmbench.sweep import run_sweep
+from llmbench.workload import Workload
+url, out, spec = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
+t0 = time.monotonic()
+run_sweep(Endpoint(url + "/v1/chat/completions"), Workload.model_validate(spec), out)
+print(json.dumps({"wall_s": time.monotonic() - t0,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "children_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+def _sweep(url, tmp_path, **workload):
+    spec = {"input_tokens": 8, "output_tokens": 4, "warmup_requests": 0, **workload}
+    p = subprocess.run([sys.executable, "-c", SWEEP, url, str(tmp_path), json.dumps(spec)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1]), pd.read_parquet(tmp_path / "requests.parquet")
+
+
+def test_an_unthrottled_flood_ends_each_request_at_the_byte_budget(tmp_path):
+    with ServerProcess("llmbench.testing.flood") as flood:
+        stats, rq = _sweep(flood.url, tmp_path, concurrency=[1, 4], requests_per_level=4, request_timeout_s=5,
+                           max_response_bytes=4 << 20)
+    assert len(rq) == 8
+    assert set(rq["error_kind"]) <= {"response_too_large", "timeout"}
+    assert (rq["error_kind"] == "response_too_large").sum() >= 1
+    assert (rq["e2e_ms"].dropna() <= 5_000 + 500).all()
+    # before: 2.36 GB at 50 MB/s; now a few budgets in flight at most
+    assert stats["rss_mb"] < 500 and stats["children_rss_mb"] < 500, stats
+
+
+def test_the_deadline_holds_however_fast_bytes_arrive(tmp_path):
+    with ServerProcess("llmbench.testing.flood", "--mb-per-s", "20") as flood:
+        stats, rq = _sweep(flood.url, tmp_path, concurrency=[1, 2], requests_per_level=2, request_timeout_s=2,
+                           max_response_bytes=64 << 20)
+    assert list(rq["error_kind"]) == ["timeout"] * 4
+    # before: one request ran 6.4 s past a 5 s timeout
+    ends = (rq["end_ns"] - rq["send_ns"]) / 1e9
+    assert (ends <= 2 + 0.5).all(), ends.tolist()
+    assert stats["wall_s"] < 3 * 2 + 6, stats  # three rounds of 2 s, and what a timed-out record keeps is bounded
+    assert stats["rss_mb"] < 800, stats
