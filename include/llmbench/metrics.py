@@ -308,3 +308,21 @@ def roofline_efficiency(decode_tokens_per_s: float | None, roofline_tokens_per_s
     if not decode_tokens_per_s or not roofline_tokens_per_s:
         return None
     return decode_tokens_per_s / roofline_tokens_per_s
+
+
+# ---- correctness (llmbench.quality): one definition each ----------------------------------------
+
+
+def suite_score(passed: int, n: int) -> float | None:
+    """A quality suite's score: the fraction of its graded answers (items x runs) that passed."""
+    return passed / n if n else None
+
+
+def quality_score(suite_scores: list[float]) -> float | None:
+    """A target's quality score: the mean of its scored suites (unsupported suites left out)."""
+    return sum(suite_scores) / len(suite_scores) if suite_scores else None
+
+
+def score_drop(baseline_score: float | None, score: float | None) -> float | None:
+    """How far a suite's score falls below the baseline target's (negative: above it)."""
+    return None if baseline_score is None or score is None else baseline_score - score
