@@ -11,17 +11,7 @@ JOIN (
     GROUP BY model, instance_type, serving_config
 ) latest USING (model, instance_type, serving_config, logical_date);
 
--- The cheapest tokens per model under the SLO, from the latest results of each configuration.
-CREATE OR REPLACE VIEW llmbench.v_best_under_slo AS
-SELECT model, instance_type, serving_config, concurrency, arrival_rate_rps, load_mode, usd_per_m_output_tokens,
-       output_tokens_per_s,
-       ttft_ms_p90, tpot_ms_p90, usd_per_hour, logical_date, run_key
-FROM (
-    SELECT v.*, row_number() OVER (PARTITION BY model ORDER BY usd_per_m_output_tokens) AS rank_in_model
-    FROM llmbench.v_latest_price_performance v
-    WHERE meets_slo AND validation_passed AND usd_per_m_output_tokens IS NOT NULL
-) ranked
-WHERE rank_in_model = 1;
+-- v_best_under_slo: in 015_quality_views.sql (it reads the quality gate, added by 014_quality.sql).
 
 -- Week-over-week change per target and level (concurrency, arrival rate): each run against the previous run of the
 -- same target (same config name). A regression is throughput down, or $/M up, by more than the
