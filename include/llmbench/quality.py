@@ -386,7 +386,7 @@ def run_quality(
     per suite {status: "scored" | "unsupported", score, n, passed, reason}."""
     out_dir.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"suites": {}, "runs": runs}
-    with (out_dir / "quality.jsonl").open("w") as log:
+    with (out_dir / "quality.jsonl").open("w", buffering=1) as log:  # line by line: readable while it runs
         for suite in suites:
             grader, n, passed, unsupported = GRADERS[suite], 0, 0, None
             for run in range(runs):
