@@ -166,7 +166,8 @@ def validate_quality(rows: list[dict[str, Any]], max_drop_vs_baseline: float | N
         cfg = r.expectation_config
         assert cfg is not None
         kwargs = {k: v for k, v in cfg.kwargs.items() if k != "batch_id"}
-        bad = sorted({frame["suite"].iloc[i] for i in (r.result or {}).get("unexpected_index_list") or []})
+        where = [i for i in (r.result or {}).get("unexpected_index_list") or [] if isinstance(i, int)]
+        bad = sorted({str(frame["suite"].iloc[i]) for i in where})
         results.append({"expectation": cfg.type, "kwargs": kwargs, "success": bool(r.success), "suites": bad})
         if not r.success:
             failures.append(f"quality: {cfg.type} {kwargs} failed for suites {bad}")
