@@ -252,15 +252,17 @@ def report(run_dir: str) -> str:
 
 
 def check(run_dir: str) -> str:
-    """Fail loudly, after everything was published, if any target failed or failed validation."""
+    """Fail loudly, after everything was published, if any target failed, failed validation or
+    failed the quality gate."""
     targets = load_tables(run_dir)["targets"]
     problems = []
     for t in targets.to_dict("records"):
         if t["status"] != "succeeded":
             problems.append(f"{t['label']}: failed at {t['failed_stage'] or 'an upstream task'}: {t['error']}")
-        elif t["validation_passed"] is False:
+            continue
+        if t["validation_passed"] is False:
             problems.append(f"{t['label']}: validation failed (see {t['raw_dir']}/validation.json)")
-        elif t.get("quality_passed") is False:
+        if t.get("quality_passed") is False:  # checked apart: a target can fail both
             problems.append(f"{t['label']}: quality gate failed (see {t['raw_dir']}/quality_validation.json)")
     if problems:
         raise TargetFailed(f"{len(problems)} of {len(targets)} target(s) failed: " + " | ".join(problems))
