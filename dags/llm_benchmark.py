@@ -1,6 +1,6 @@
 """llm_benchmark: the weekly price-performance benchmark.
 
-plan -> [per target: deploy (setup) -> wait_ready -> warm_up -> sweep -> validate; teardown]
+plan -> [per target: deploy (setup) -> wait_ready -> warm_up -> quality -> sweep -> validate; teardown]
      -> price_performance -> publish (Asset) -> report -> check
 
 The per-target chain exists once per backend kind, as mapped task groups `local`, `sagemaker`,
@@ -152,6 +152,13 @@ def llm_benchmark():
         def warm_up(target: dict, handle: dict) -> dict:
             return _call("warm_up", target, handle)
 
+        # The correctness suites (a no-op without the config's `quality` section): after warm-up, on
+        # the idle endpoint, before the timed levels, so that answers are graded as a user gets them
+        # and before hours of sweep are spent on a target that answers wrongly.
+        @task(**body)
+        def quality(target: dict, handle: dict) -> dict:
+            return _call("quality", target, handle)
+
         @task(**{**body, "execution_timeout": timedelta(hours=4)}, max_active_tis_per_dagrun=MAX_PARALLEL_SWEEPS)
         def sweep(target: dict, handle: dict) -> dict:
             return _call("sweep", target, handle)
@@ -170,9 +177,10 @@ def llm_benchmark():
             handle = deploy(target)
             ready = wait_ready(target, handle)
             warmed = warm_up(target, handle)
+            graded = quality(target, handle)
             swept = sweep(target, handle)
             checked = validate(target, swept)
-            ready >> warmed >> swept
+            ready >> warmed >> graded >> swept
             torn_down = teardown_target(target, handle)
             checked >> torn_down
             # Returned so that what follows the group waits for teardown too (a group's leaves

@@ -36,6 +36,7 @@ from llmbench.models import (
     OpenAITarget,
     Price,
     PriceBasis,
+    QualitySettings,
     Reference,
     ResolvedTarget,
     RunPlan,
@@ -105,6 +106,7 @@ class BenchmarkConfig(_Strict):
     bedrock: BedrockSettings | None = None
     workload: Workload = Field(default_factory=Workload)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    quality: QualitySettings | None = None  # the correctness stage (absent: none)
     slo: Slo = Field(default_factory=Slo)
     warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
     targets: list[TargetSpec] = Field(min_length=1)
@@ -136,6 +138,8 @@ class BenchmarkConfig(_Strict):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"duplicate target ids: {dupes}")
+        if self.quality is not None and self.quality.baseline is not None and self.quality.baseline not in ids:
+            raise ValueError(f"quality.baseline: unknown target id {self.quality.baseline!r}; allowed: {ids}")
         for t in self.targets:
             kind = self.backend_of(t)
             if not kind:
@@ -723,6 +727,7 @@ def plan_checked(
                 estimated_endpoint_hours=hours,
                 estimated_usd=usd,
                 warnings=checked.warnings,
+                quality=cfg.quality,
             )
         )
     run = RunPlan(

@@ -374,3 +374,21 @@ def roofline_note(
     if not causes:
         causes.append("no configured cause: on-chip caches, or check the catalog's bandwidth and weight bytes")
     return f"efficiency {efficiency:.2f} above the bandwidth ceiling: likely " + "; ".join(causes)
+
+
+# ---- correctness (llmbench.quality): one definition each ----------------------------------------
+
+
+def suite_score(passed: int, n: int) -> float | None:
+    """A quality suite's score: the fraction of its graded answers (items x runs) that passed."""
+    return passed / n if n else None
+
+
+def quality_score(suite_scores: list[float]) -> float | None:
+    """A target's quality score: the mean of its scored suites (unsupported suites left out)."""
+    return sum(suite_scores) / len(suite_scores) if suite_scores else None
+
+
+def score_drop(baseline_score: float | None, score: float | None) -> float | None:
+    """How far a suite's score falls below the baseline target's (negative: above it)."""
+    return None if baseline_score is None or score is None else baseline_score - score

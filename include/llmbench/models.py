@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from llmbench import paths
 from llmbench.metrics import Slo
@@ -26,6 +26,39 @@ class _Strict(BaseModel):
 
 class ValidationSettings(_Strict):
     max_error_rate: float = Field(0.05, ge=0, le=1)
+
+
+QualitySuite = Literal["tool_call", "exact"]
+
+
+class QualitySettings(_Strict):
+    """The correctness stage (llmbench.quality): its suites, each sent `runs` times per target
+    after warm-up, outside the timed levels. The gate (llmbench.validation.validate_quality) fails a
+    target whose score on a suite is below `min_score` (one number for every suite, or one per
+    suite), or more than `max_drop_vs_baseline` below the score of the `baseline` target of the run."""
+
+    suites: list[QualitySuite] = Field(min_length=1)
+    runs: int = Field(3, ge=1, le=20)
+    min_score: float | dict[QualitySuite, float] = 0.0
+    baseline: str | None = None  # a target id of the same config
+    max_drop_vs_baseline: float | None = Field(None, ge=0, le=1)
+    max_tokens: int = Field(96, ge=8, le=4096)  # per answer; a tool call needs ~40 tokens
+    request_timeout_s: float = Field(120, gt=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> QualitySettings:
+        scores = self.min_score.values() if isinstance(self.min_score, dict) else [self.min_score]
+        if any(not 0 <= v <= 1 for v in scores):
+            raise ValueError("quality.min_score: scores are fractions in [0, 1]")
+        if isinstance(self.min_score, dict) and set(self.min_score) - set(self.suites):
+            extra = sorted(set(self.min_score) - set(self.suites))
+            raise ValueError(f"quality.min_score names suites not in quality.suites: {extra}")
+        if (self.baseline is None) != (self.max_drop_vs_baseline is None):
+            raise ValueError("quality.baseline and quality.max_drop_vs_baseline go together")
+        return self
+
+    def min_score_of(self, suite: str) -> float:
+        return self.min_score.get(suite, 0.0) if isinstance(self.min_score, dict) else self.min_score  # type: ignore[call-overload]
 
 
 class WarehouseSettings(_Strict):
@@ -340,6 +373,7 @@ class ResolvedTarget(_Strict):
     estimated_endpoint_hours: float
     estimated_usd: float | None  # None: the target has no price (an unpriced openai endpoint)
     warnings: list[str] = Field(default_factory=list)  # plan-time warnings about this target
+    quality: QualitySettings | None = None  # None: the config has no quality stage
 
     @property
     def backend_kind(self) -> str:

@@ -6,7 +6,8 @@ their contract (llmbench.backends.base.Backend); the tables are built in llmbenc
 Raw results live under the run folder:
   <run_dir>/plan.json
   <run_dir>/<target_id>/{handle.json, events.jsonl, requests.jsonl, requests.parquet,
-                         levels.parquet, validation.json, teardown.json, llama-server.log}
+                         levels.parquet, validation.json, quality.jsonl, quality.json,
+                         quality_validation.json, teardown.json, llama-server.log}
   <run_dir>/tables/<table>.parquet          (what publish writes to the warehouse)
   <run_dir>/report.html
 Every stage appends to events.jsonl, so a failed target says where and why, whichever process
@@ -148,6 +149,24 @@ def warm_up(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
         return run_warmup(endpoint, t.workload, progress=_progress(t))
 
 
+def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, Any]:
+    """The correctness suites of the config's `quality` section (llmbench.quality), after warm-up
+    and before the timed levels; a no-op without one. Writes quality.jsonl and quality.json; a
+    low score is not a failure here: the gate is judged over the run (price_performance), since it
+    may compare the target with the run's baseline target."""
+    from llmbench.quality import run_quality
+
+    t = ResolvedTarget.of(target)
+    if t.quality is None:
+        return {"skipped": "the config has no quality section"}
+    with stage(t, "quality"):
+        endpoint = _backend(t, backend_kwargs).endpoint(handle)
+        q = t.quality
+        return run_quality(
+            endpoint, list(q.suites), q.runs, t.dir, q.max_tokens, q.request_timeout_s, progress=_progress(t)
+        )
+
+
 def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, str]:
     from llmbench.sweep import run_sweep
 
@@ -246,14 +265,18 @@ def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:
 
 
 def check(run_dir: str) -> str:
-    """Fail loudly, after everything was published, if any target failed or failed validation."""
+    """Fail loudly, after everything was published, if any target failed, failed validation or
+    failed the quality gate."""
     targets = load_tables(run_dir)["targets"]
     problems = []
     for t in targets.to_dict("records"):
         if t["status"] != "succeeded":
             problems.append(f"{t['label']}: failed at {t['failed_stage'] or 'an upstream task'}: {t['error']}")
-        elif t["validation_passed"] is False:
+            continue
+        if t["validation_passed"] is False:
             problems.append(f"{t['label']}: validation failed (see {t['raw_dir']}/validation.json)")
+        if t.get("quality_passed") is False:  # checked apart: a target can fail both
+            problems.append(f"{t['label']}: quality gate failed (see {t['raw_dir']}/quality_validation.json)")
     if problems:
         raise TargetFailed(f"{len(problems)} of {len(targets)} target(s) failed: " + " | ".join(problems))
     return f"all {len(targets)} target(s) succeeded and passed validation"

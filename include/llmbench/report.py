@@ -233,7 +233,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
         "img{margin:4px}</style>",
         f"<h1>llmbench run {html.escape(run['run_key'])}</h1>",
         f"<p>status <b>{html.escape(run['status'])}</b>; {run['targets_planned']} target(s), "
-        f"{run['targets_failed']} failed, {run['targets_validation_failed']} failed validation; "
+        f"{run['targets_failed']} failed, {run['targets_validation_failed']} failed validation, "
+        f"{run.get('targets_quality_failed') or 0} failed the quality gate; "
         f"raw results in <code>{html.escape(run['run_dir'])}</code></p>",
         "<h2>Targets</h2>",
         _table(
@@ -246,6 +247,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                 "failed_stage",
                 "error",
                 "validation_passed",
+                "quality_score",
+                "quality_passed",
                 "price_basis",
                 "usd_per_hour",
                 "usd_per_m_input_tokens_list",
@@ -281,6 +284,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "usd_per_hour",
                     "output_tokens_per_s",
                     "usd_per_m_output_tokens",
+                    "quality_score",
+                    "quality_passed",
                     "usd_per_m_total_tokens",
                     "headline_basis",
                     "break_even_output_tokens_per_s",
@@ -316,6 +321,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "price_basis",
                     "usd_per_m_output_tokens_with_input",
                     "usd_per_m_output_tokens",
+                    "quality_score",
                     "monthly_usd",
                     "output_tokens_per_s",
                     "ttft_ms_p50",
@@ -326,6 +332,31 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "managed_overhead_ttft_ms_p50",
                     "managed_overhead_e2e_ms_p50",
                     "price_note",
+                ],
+            ),
+        ]
+    quality = frames.get("quality")
+    if quality is not None and not quality.empty:
+        parts += [
+            "<h2>Correctness</h2>",
+            "<p>Each suite's items sent to each target after warm-up, outside the timed levels, and graded "
+            "without a judge model (tool_call: the tool, its JSON arguments and the filter's meaning; exact: "
+            "normalised exact match). A target whose quality_passed is false is never best under the SLO. "
+            "Every answer and the grader's reason: <code>quality.jsonl</code> in the target's folder.</p>",
+            _table(
+                quality,
+                [
+                    "target_id",
+                    "suite",
+                    "status",
+                    "score",
+                    "n_passed",
+                    "n",
+                    "min_score",
+                    "baseline_target_id",
+                    "baseline_score",
+                    "drop_vs_baseline",
+                    "reason",
                 ],
             ),
         ]

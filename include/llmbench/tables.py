@@ -14,7 +14,8 @@ from llmbench import __version__, metrics, pricing
 from llmbench.events import read_events
 from llmbench.models import Price, ResolvedTarget, RunPlan
 
-TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference")
+TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
+QUALITY_SUITES = ("tool_call", "exact")  # each has a targets column quality_score_<suite>
 
 
 def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
@@ -88,6 +89,78 @@ def provenance(target: ResolvedTarget) -> dict[str, Any]:
         "engine": target.serving.kind,
         "model_id": model_id,
         "llmbench_version": __version__,
+    }
+
+
+def _quality_summary(target: ResolvedTarget) -> dict[str, Any] | None:
+    p = target.dir / "quality.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def quality_rows(run: RunPlan) -> list[dict[str, Any]]:
+    """One `quality` row per target and suite of the config's quality section: what the target
+    scored (llmbench.quality), the minimum, and the baseline target's score on the suite. A target
+    whose quality stage never ran (it failed earlier) has rows with status "not_run"."""
+    rows = []
+    summaries = {t.target_id: _quality_summary(t) for t in run.targets}
+    for target in run.targets:
+        q = target.quality
+        if q is None:
+            continue
+        summary = summaries[target.target_id] or {"suites": {}}
+        base = (summaries.get(q.baseline) or {"suites": {}}) if q.baseline else {"suites": {}}
+        for suite in q.suites:
+            s = summary["suites"].get(suite) or {"status": "not_run", "score": None, "n": 0, "passed": 0}
+            b = base["suites"].get(suite) or {}
+            baseline_score = b.get("score") if q.baseline and q.baseline != target.target_id else None
+            rows.append(
+                {
+                    "run_key": run.run_key,
+                    "target_id": target.target_id,
+                    "suite": suite,
+                    "status": s["status"],
+                    "score": s["score"],
+                    "n": int(s["n"]),
+                    "n_passed": int(s["passed"]),
+                    "runs": q.runs,
+                    "min_score": q.min_score_of(suite),
+                    "baseline_target_id": q.baseline,
+                    "baseline_score": baseline_score,
+                    "drop_vs_baseline": metrics.score_drop(baseline_score, s["score"]),
+                    "reason": s.get("reason"),
+                    "raw_path": str(target.dir / "quality.jsonl"),
+                }
+            )
+    return rows
+
+
+def quality_verdicts(run: RunPlan, rows: list[dict[str, Any]]) -> dict[str, bool | None]:
+    """Per target with a quality section: the gate (llmbench.validation.validate_quality, written
+    to <target dir>/quality_validation.json). False when its quality stage never ran."""
+    if not rows:
+        return {}
+    from llmbench.validation import validate_quality
+
+    verdicts: dict[str, bool | None] = {}
+    for target in run.targets:
+        if target.quality is None:
+            continue
+        mine = [r for r in rows if r["target_id"] == target.target_id]
+        if all(r["status"] == "not_run" for r in mine):
+            verdicts[target.target_id] = False
+            continue
+        outcome = validate_quality(mine, target.quality.max_drop_vs_baseline, target.dir / "quality_validation.json")
+        verdicts[target.target_id] = outcome["quality_passed"]
+    return verdicts
+
+
+def _quality_columns(target: ResolvedTarget, rows: list[dict[str, Any]], passed: bool | None) -> dict[str, Any]:
+    """A target's quality figures on its `targets` row (NULL without a quality section)."""
+    mine = {r["suite"]: r["score"] for r in rows if r["target_id"] == target.target_id}
+    return {
+        "quality_score": metrics.quality_score([v for v in mine.values() if v is not None]),
+        **{f"quality_score_{s}": mine.get(s) for s in QUALITY_SUITES},
+        "quality_passed": passed,
     }
 
 
@@ -377,9 +450,13 @@ def build_tables(run_dir: str) -> dict[str, Any]:
     import pandas as pd
 
     run = RunPlan.load(run_dir)
-    targets, levels, requests, prices = [], [], [], []
+    targets, levels, requests = [], [], []
+    prices: list[dict[str, Any]] = []
+    quality = quality_rows(run)
+    verdicts = quality_verdicts(run, quality)
     for target in run.targets:
         row = target_row(run, target)
+        row.update(_quality_columns(target, quality, verdicts.get(target.target_id)))
         targets.append(row)
         d = target.dir
         if not (d / "levels.parquet").exists():
@@ -398,20 +475,26 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         row["knee_concurrency"] = metrics.knee_concurrency(level_rows)
         row["e2e_ms_p50_degradation"] = metrics.latency_degradation(level_rows)
         row["latency_knee_concurrency"] = metrics.latency_knee_concurrency(level_rows)
-        prices.extend(price_rows(run, target, lv.to_dict("records"), row["validation_passed"]))
+        prices.extend(
+            {**r, "quality_score": row["quality_score"], "quality_passed": row["quality_passed"]}
+            for r in price_rows(run, target, lv.to_dict("records"), row["validation_passed"])
+        )
 
     break_even = compare_paths(run, {t["target_id"]: t["status"] for t in targets}, prices)
     speculative_speedups(run, prices)
     pp = pd.DataFrame(prices)
     if not pp.empty:
         # Best configuration per model: the cheapest tokens, on the run's price basis (per output
-        # or per total token: usd_per_m_headline), among levels that meet the SLO.
-        ok = pp[pp["meets_slo"] & pp["usd_per_m_headline"].notna()]
+        # or per total token: usd_per_m_headline), among levels that meet the SLO, of targets that
+        # passed the quality gate or had none (fast but wrong must not win).
+        passed_quality = pp["quality_passed"].map(lambda v: v is None or v != v or bool(v))
+        ok = pp[pp["meets_slo"] & pp["usd_per_m_headline"].notna() & passed_quality]
         best = ok.loc[ok.groupby("model")["usd_per_m_headline"].idxmin()] if not ok.empty else ok
         pp["best_under_slo"] = pp.index.isin(best.index)
     tdf = pd.DataFrame(targets)
     failed = int((tdf["status"] == "failed").sum())
     invalid = int((tdf["validation_passed"] == False).sum())  # noqa: E712 (None is not False)
+    wrong = int((tdf["quality_passed"] == False).sum())  # noqa: E712
     costs = [c for c in tdf["benchmark_cost_usd"] if c is not None and c == c]
     runs = pd.DataFrame(
         [
@@ -424,11 +507,12 @@ def build_tables(run_dir: str) -> dict[str, Any]:
                 "planned_at": run.planned_at,
                 "published_at": datetime.now(UTC).isoformat(),
                 "status": "succeeded"
-                if failed == 0 and invalid == 0
+                if failed == 0 and invalid == 0 and wrong == 0
                 else ("failed" if failed == len(tdf) else "partial"),
                 "targets_planned": len(tdf),
                 "targets_failed": failed,
                 "targets_validation_failed": invalid,
+                "targets_quality_failed": wrong,
                 "benchmark_cost_usd": sum(costs) if costs else None,
                 "llmbench_version": __version__,
             }
@@ -446,6 +530,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         "price_performance": pp,
         "break_even": pd.DataFrame(break_even),
         "reference": pd.DataFrame(reference_rows(run), columns=list(REFERENCE_COLUMNS)),
+        "quality": pd.DataFrame(quality),
     }
     for name, frame in frames.items():
         frame.to_parquet(tables / f"{name}.parquet", index=False)

@@ -120,3 +120,57 @@ def validate_results(
     report["failures"] = failures
     out_path.write_text(json.dumps(report, indent=2, default=str))
     return {"validation_passed": not failures, "failures": failures, "path": str(out_path)}
+
+
+def validate_quality(rows: list[dict[str, Any]], max_drop_vs_baseline: float | None, out_path: Path) -> dict[str, Any]:
+    """The quality gate of one target, over its `quality` rows (one per suite; llmbench.tables):
+    each scored suite's score is at least its min_score and, with a baseline, at most
+    max_drop_vs_baseline below the baseline target's score on that suite. Unsupported suites are
+    not judged. Writes a JSON report to out_path; returns {quality_passed, failures} (quality_passed
+    None when no suite was scored)."""
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    import pandas as pd
+
+    frame = pd.DataFrame([r for r in rows if r["status"] == "scored"], columns=list(rows[0]) if rows else None)
+    report: dict[str, Any] = {"suites": [r["suite"] for r in rows]}
+    if frame.empty:
+        report.update(quality_passed=None, failures=[], skipped="no suite was scored")
+        out_path.write_text(json.dumps(report, indent=2, default=str))
+        return {"quality_passed": None, "failures": [], "path": str(out_path)}
+    frame = frame[["suite", "score", "min_score", "drop_vs_baseline"]].astype(
+        {"score": float, "min_score": float, "drop_vs_baseline": float}
+    )
+    expectations = [
+        gxe.ExpectColumnValuesToNotBeNull(column="score"),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="score", column_B="min_score", or_equal=True),
+    ]
+    if max_drop_vs_baseline is not None:
+        # NULL where the baseline has no score on the suite (or is the target itself): not judged
+        expectations.append(
+            gxe.ExpectColumnValuesToBeBetween(column="drop_vs_baseline", max_value=max_drop_vs_baseline)
+        )
+    context = gx.get_context(mode="ephemeral")
+    suite = context.suites.add(gx.ExpectationSuite(name="quality"))
+    for e in expectations:
+        suite.add_expectation(e)
+    batch = (
+        context.data_sources.add_pandas("llmbench")
+        .add_dataframe_asset(name="quality")
+        .add_batch_definition_whole_dataframe("all")
+        .get_batch(batch_parameters={"dataframe": frame.reset_index(drop=True)})
+    )
+    result = batch.validate(suite, result_format="COMPLETE")
+    failures, results = [], []
+    for r in result.results:
+        cfg = r.expectation_config
+        assert cfg is not None
+        kwargs = {k: v for k, v in cfg.kwargs.items() if k != "batch_id"}
+        where = [i for i in (r.result or {}).get("unexpected_index_list") or [] if isinstance(i, int)]
+        bad = sorted({str(frame["suite"].iloc[i]) for i in where})
+        results.append({"expectation": cfg.type, "kwargs": kwargs, "success": bool(r.success), "suites": bad})
+        if not r.success:
+            failures.append(f"quality: {cfg.type} {kwargs} failed for suites {bad}")
+    report.update(quality_passed=not failures, failures=failures, results=results, rows=frame.to_dict("records"))
+    out_path.write_text(json.dumps(report, indent=2, default=str))
+    return {"quality_passed": not failures, "failures": failures, "path": str(out_path)}

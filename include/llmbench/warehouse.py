@@ -24,7 +24,7 @@ from typing import Any
 from llmbench import paths
 
 SQL_DIR = paths.PACKAGE_DIR.parent / "sql"
-TABLES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference")
+TABLES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
 
 
 def is_postgres(target: str | Path | None) -> bool:

@@ -11,7 +11,7 @@ JOIN (
     GROUP BY model, instance_type, serving_config
 ) latest USING (model, instance_type, serving_config, logical_date);
 
--- v_best_under_slo: in 015_views.sql (it ranks on the run's price basis).
+-- v_best_under_slo: in 015_views.sql (it ranks on the run's price basis and reads the quality gate of 014_quality.sql).
 
 -- Week-over-week change per target and level (concurrency, arrival rate): each run against the previous run of the
 -- same target (same config name). A regression is throughput down, or $/M up, by more than the

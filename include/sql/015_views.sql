@@ -1,8 +1,9 @@
 -- repeatable: re-applied whenever this file changes (llmbench.warehouse.migrate)
 -- The cheapest tokens per model under the SLO, from the latest results of each configuration, on
 -- each row's price basis (usd_per_m_headline: per output or per total token; rows published before
--- price_basis existed rank by usd_per_m_output_tokens). Defined here, not in 010_views.sql, because
--- it reads columns 015_price_basis.sql adds.
+-- price_basis existed rank by usd_per_m_output_tokens), among configurations that passed the
+-- quality gate or had no quality stage (fast but wrong must not win). Defined here, not in
+-- 010_views.sql, because it reads columns 014_quality.sql and 015_price_basis.sql add.
 CREATE OR REPLACE VIEW llmbench.v_best_under_slo AS
 SELECT model, instance_type, serving_config, concurrency, arrival_rate_rps, load_mode, usd_per_m_output_tokens,
        output_tokens_per_s,
@@ -20,6 +21,7 @@ FROM (
     ) latest USING (model, instance_type, serving_config, logical_date)
     WHERE pp.meets_slo AND pp.validation_passed
       AND coalesce(pp.usd_per_m_headline, pp.usd_per_m_output_tokens) IS NOT NULL
+      AND (pp.quality_passed IS NULL OR pp.quality_passed)
 ) ranked
 WHERE rank_in_model = 1;
 

@@ -21,7 +21,7 @@ def test_the_regional_dags_share_one_shape(dagbag):
 
 def test_llm_benchmark_shape(dagbag):
     dag = dagbag.dags["llm_benchmark"]
-    stages = ("deploy", "wait_ready", "warm_up", "sweep", "validate", "teardown_target")
+    stages = ("deploy", "wait_ready", "warm_up", "quality", "sweep", "validate", "teardown_target")
     groups = ("local", "sagemaker", "ec2", "openai", "bedrock")  # one mapped group per backend kind
     assert {"plan", "price_performance", "publish", "report", "check"} | {f"{g}_targets" for g in groups} | {
         f"{g}.{s}" for g in groups for s in stages} <= set(dag.task_ids)
@@ -53,6 +53,10 @@ def test_llm_benchmark_shape(dagbag):
     # an endpoint that already runs, a per-token API: nothing to create, no capacity to guard
     for g in ("openai", "bedrock"):
         assert {dag.get_task(f"{g}.{s}").pool for s in stages} == {"default_pool"}
+    # Correctness after warm-up, before the timed levels, in every group
+    for g in groups:
+        assert dag.get_task(f"{g}.quality").upstream_task_ids >= {f"{g}.warm_up"}
+        assert f"{g}.quality" in dag.get_task(f"{g}.sweep").upstream_task_ids
     assert dag.get_task("price_performance").trigger_rule == "all_done"
     assert dag.get_task("publish").outlets, "publish must emit an Asset"
     # check is the only leaf that decides the run's state

@@ -113,7 +113,13 @@ class LocalBackend:
     def deploy(self, target: ResolvedTarget, work_dir: Path) -> Handle:
         if not isinstance(target.serving, LocalServing):
             raise DeployError(f"serving kind {target.serving.kind!r} does not run on the local backend")
-        return self.start_server(target.serving, work_dir)
+        serving = target.serving
+        # OpenAI `tools` need llama-server's jinja chat templates: on by default in current builds,
+        # passed explicitly when a quality suite calls tools (unless the config turned it off).
+        needs_tools = target.quality is not None and "tool_call" in target.quality.suites
+        if needs_tools and not {"--jinja", "--no-jinja"} & set(serving.extra_args):
+            serving = serving.model_copy(update={"extra_args": [*serving.extra_args, "--jinja"]})
+        return self.start_server(serving, work_dir)
 
     def start_server(self, s: LocalServing, work_dir: Path, die_with_parent: bool = False) -> Handle:
         """Start llama-server with these knobs (the CLI's local sweep calls this directly, with
