@@ -263,6 +263,8 @@ def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConf
         if missing:
             raise ConfigError(f"params.targets: unknown target ids {missing}; allowed: {ids}")
         data["targets"] = [t for t in data["targets"] if t["id"] in wanted]
+        # A reference figure about a target left out of this run has nothing to be held against.
+        data["reference"] = [r for r in data.get("reference") or [] if r.get("target") in (None, *wanted)]
     try:
         return BenchmarkConfig.model_validate(data)
     except ValidationError as e:

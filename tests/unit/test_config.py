@@ -283,3 +283,11 @@ def test_paths_under_refuses_an_escape(tmp_path):
     for parts in (("..", "x"), ("/etc",), ("a", "../../x")):
         with pytest.raises(ValueError, match="would leave"):
             under(tmp_path, *parts)
+
+
+def test_selecting_targets_keeps_only_their_reference_figures(tmp_path):
+    # seed 000's reference block names several targets; a run of one of them plans, holding only
+    # its own figures (and those about no target in particular)
+    run = plan("sagemaker-seed-000", "2026-11-30", {"targets": ["g7e-qwen3coder-fp4"]}, runs_root=tmp_path)
+    assert [t.target_id for t in run.targets] == ["g7e-qwen3coder-fp4"]
+    assert run.reference and {r.target for r in run.reference} <= {"g7e-qwen3coder-fp4", None}
