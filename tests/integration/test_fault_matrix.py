@@ -70,8 +70,10 @@ def warehouse(env: dict, sql: str, *params):
         con.close()
 
 
-def task_states(env: dict, date: str) -> tuple[str, dict[tuple[str, int], str]]:
-    """The newest llm_benchmark DAG run for a logical date: its state and {(task_id, map_index): state}."""
+def task_states(env: dict, date: str, keep_group: bool = False) -> tuple[str, dict[tuple[str, int], str]]:
+    """The newest llm_benchmark DAG run for a logical date: its state and {(task_id, map_index): state};
+    task ids without their group ("deploy"), or with it ("ec2.deploy") when a run has several groups
+    (map indexes count within a group)."""
     con = sqlite3.connect(Path(env["AIRFLOW_HOME"]) / "airflow.db")
     try:
         run_id, state = con.execute(
@@ -81,7 +83,7 @@ def task_states(env: dict, date: str) -> tuple[str, dict[tuple[str, int], str]]:
                           "AND run_id = ?", (run_id,)).fetchall()
     finally:
         con.close()
-    return state, {(t.split(".")[-1], m): s for t, m, s in tis}
+    return state, {(t if keep_group else t.split(".")[-1], m): s for t, m, s in tis}
 
 
 def attempt_dirs(env: dict, run_key: str) -> list[Path]:

@@ -10,7 +10,6 @@ outside the pipeline: an AWS error, an instance EC2 reports as pending, a 429, a
 """
 
 import json
-import sqlite3
 from pathlib import Path
 
 import boto3
@@ -21,7 +20,7 @@ from llmbench.testing._serve import BackgroundServer, ServerProcess
 
 from .aws_fault_proxy import make_app as fault_proxy
 from .conftest import dags_test
-from .test_fault_matrix import AK, SK, attempt_dirs, aws_env, warehouse
+from .test_fault_matrix import AK, SK, attempt_dirs, aws_env, task_states, warehouse
 
 EC2_REGION, BEDROCK_REGION = "us-east-2", "us-east-1"
 DATE, RUN_KEY = "2026-11-23", "paths-matrix-2026-11-23"
@@ -98,21 +97,6 @@ def _config(tmp_path: Path, bedrock_url: str, upstream: dict, ami: str) -> Path:
     return path
 
 
-def task_states(env: dict, date: str) -> tuple[str, dict[tuple[str, int], str]]:
-    """The newest llm_benchmark run of a logical date: its state and {(task_id, map_index): state},
-    task ids with their group ("ec2.deploy"; map indexes count within a group)."""
-    con = sqlite3.connect(Path(env["AIRFLOW_HOME"]) / "airflow.db")
-    try:
-        run_id, state = con.execute(
-            "SELECT run_id, state FROM dag_run WHERE dag_id = 'llm_benchmark' AND logical_date LIKE ? "
-            "ORDER BY id DESC LIMIT 1", (f"{date}%",)).fetchone()
-        tis = con.execute("SELECT task_id, map_index, state FROM task_instance WHERE dag_id = 'llm_benchmark' "
-                          "AND run_id = ?", (run_id,)).fetchall()
-    finally:
-        con.close()
-    return state, {(t, m): s for t, m, s in tis}
-
-
 def test_ec2_and_bedrock_fault_matrix_leaves_nothing_and_fails_the_run(airflow_env, local_server, tmp_path):
     rules = json.loads(json.dumps(RULES))
     with ServerProcess("tests.integration.moto_server") as moto, \
@@ -155,7 +139,7 @@ def test_ec2_and_bedrock_fault_matrix_leaves_nothing_and_fails_the_run(airflow_e
         kinds.setdefault(target_id, {})[kind] = n
     plan = json.loads((attempt_dirs(airflow_env, RUN_KEY)[-1] / "plan.json").read_text())
     order = [t["target_id"] for t in plan["targets"]]
-    run_state, tis = task_states(airflow_env, DATE)
+    run_state, tis = task_states(airflow_env, DATE, keep_group=True)
     assert run_state == "failed"
     for target_id, (backend, status, stage, fragments, n_levels, failed_task, has_seconds, valid,
                     error_kinds) in MATRIX.items():
