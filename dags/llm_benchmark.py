@@ -1,7 +1,12 @@
 """llm_benchmark: the weekly price-performance benchmark.
 
 plan -> [per target: deploy (setup) -> wait_ready -> warm_up -> quality -> sweep -> validate; teardown]
-     -> price_performance -> publish (Asset) -> report -> check
+     -> price_performance -> publish (Asset) -> report -> prune_raw_results -> check
+
+Param mode=reprocess runs the same graph over a date's stored run instead: plan finds it (and
+checks its raw results are all there), every per-target group is skipped (nothing is deployed),
+and price_performance recomputes its tables with today's code and config before publishing them
+under the same run key (llmbench.reprocess).
 
 The per-target chain exists once per backend kind, as mapped task groups `local`, `sagemaker`,
 `ec2`, `openai` and `bedrock`, because each needs its own capacity controls (a pool for the shared
@@ -89,24 +94,39 @@ def _call(step: str, target: dict, *args, platform: bool = True):
             type=["null", "string"],
             description="publish through this Airflow PostgreSQL connection (empty: the config's warehouse)",
         ),
+        "mode": Param(
+            "measure",
+            enum=["measure", "reprocess"],
+            description="measure: deploy and sweep; reprocess: recompute this date's stored run from its raw "
+            "results with today's code and config, deploying nothing",
+        ),
+        "prices": Param(
+            "frozen",
+            enum=["frozen", "current"],
+            description="reprocess only: the prices the run was measured at (frozen), or today's (current)",
+        ),
     },
 )
 def llm_benchmark():
+    def run_params() -> tuple[str, str, str, dict]:
+        """(config, mode, prices, the Params a plan overlays on the config)."""
+        params = dict(get_current_context()["params"])
+        return params.pop("config"), params.pop("mode", "measure"), params.pop("prices", "frozen"), params
+
     @task
     def plan() -> list[dict]:
-        from llmbench.config import plan as make_plan
+        from llmbench import pipeline
 
         ctx = get_current_context()
-        params = dict(ctx["params"])
-        config = params.pop("config")
+        config, mode, _, params = run_params()
         logical_date = ctx.get("logical_date") or ctx["dag_run"].run_after
-        return [t.model_dump(mode="json") for t in make_plan(config, logical_date, params).targets]
+        return pipeline.plan(config, logical_date, params, mode)
 
     @task
     def on_backend(targets: list[dict], kind: str) -> list[dict]:
         from llmbench import pipeline
 
-        return pipeline.targets_on(targets, kind)
+        return pipeline.targets_on(targets, kind, run_params()[1])
 
     def target_group(group_id: str, pool: str | None, deploy_poke_s: int | None, ready_poke_s: int | None):
         """The per-target chain, for one kind of capacity: the local machine (one pool slot, every
@@ -193,7 +213,8 @@ def llm_benchmark():
     def price_performance(planned: list[dict]) -> str:
         from llmbench import pipeline
 
-        return pipeline.price_performance(pipeline.run_dir_of(planned))
+        config, mode, prices, params = run_params()
+        return pipeline.price_performance(pipeline.run_dir_of(planned), mode, config, prices, params)
 
     @task(outlets=[PRICE_PERFORMANCE])
     def publish(run_dir: str) -> dict:
@@ -213,6 +234,12 @@ def llm_benchmark():
         return pipeline.report(run_dir)
 
     @task
+    def prune_raw_results() -> str:
+        from llmbench import pipeline
+
+        return pipeline.prune_raw_results()
+
+    @task
     def check(run_dir: str) -> str:
         from llmbench import pipeline
 
@@ -224,7 +251,8 @@ def llm_benchmark():
     for kind, (pool, deploy_poke_s, ready_poke_s) in BACKEND_GROUPS.items():
         targets = on_backend.override(task_id=f"{kind}_targets")(planned, kind)
         target_group(kind, pool, deploy_poke_s, ready_poke_s).expand(target=targets) >> run_dir
-    publish(run_dir) >> report(run_dir) >> check(run_dir)
+    # Retention after the run's own publish and report (they name its folder), before check (the leaf).
+    publish(run_dir) >> report(run_dir) >> prune_raw_results() >> check(run_dir)
 
 
 llm_benchmark()

@@ -524,6 +524,77 @@ def cmd_publish(a: argparse.Namespace) -> int:
     return 0
 
 
+def _warehouse_of(a: argparse.Namespace) -> Path | str:
+    """--warehouse, else the config's DuckDB file, else the default one. A PostgreSQL warehouse is
+    reached through an Airflow connection in the DAG; from the CLI, name its DSN with --warehouse."""
+    from llmbench import warehouse
+    from llmbench.config import load_config
+
+    if a.warehouse:
+        return a.warehouse if warehouse.is_postgres(a.warehouse) else Path(a.warehouse)
+    settings = load_config(a.config).warehouse if a.config else None
+    if settings is not None and settings.kind != "duckdb":
+        raise ValueError(f"config {a.config}: its warehouse is {settings.kind}; name its DSN with --warehouse")
+    return Path(settings.path) if settings is not None and settings.path else paths.default_warehouse_path()
+
+
+def cmd_reprocess(a: argparse.Namespace) -> int:
+    """Recompute published runs from their stored raw results with today's code and config, and
+    publish them again under the same run keys (llmbench.reprocess). Nothing is deployed."""
+    from llmbench.config import ConfigError
+    from llmbench.reprocess import reprocess_range
+
+    try:
+        date_from, date_to = (date.fromisoformat(d).isoformat() for d in (a.date_from, a.date_to))
+        target = _warehouse_of(a)
+    except (ValueError, ConfigError) as e:
+        print(f"llmbench reprocess: {e}", file=sys.stderr)
+        return 2
+    if date_from > date_to:
+        print(f"llmbench reprocess: --from {date_from} is after --to {date_to}", file=sys.stderr)
+        return 2
+    if isinstance(target, Path) and not target.exists():
+        print(f"llmbench reprocess: no warehouse at {target}", file=sys.stderr)
+        return 1
+    t0 = time.monotonic()
+    try:
+        outcomes = reprocess_range(target, date_from, date_to, a.config, a.prices, progress=_say)
+    except Exception as e:  # noqa: BLE001 (the warehouse or a run failed: one line; published runs stay)
+        print(
+            f"llmbench reprocess: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+            file=sys.stderr,
+        )
+        return 1
+    done = sum(o.status == "reprocessed" for o in outcomes)
+    _say(f"reprocessed {done} run(s), skipped {len(outcomes) - done}, in {time.monotonic() - t0:.1f}s")
+    return 0 if done == len(outcomes) else 1
+
+
+def _weeks(s: str) -> int:
+    if not s.isdigit() or int(s) < 1:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number of weeks >= 1")
+    return int(s)
+
+
+def cmd_prune(a: argparse.Namespace) -> int:
+    """Delete raw results older than the retention (LLMBENCH_RAW_RESULTS_WEEKS, or --weeks)."""
+    from llmbench.retention import RAW_RESULTS_WEEKS_ENV, prune_raw_results, raw_results_weeks
+
+    try:
+        weeks = a.weeks if a.weeks is not None else raw_results_weeks()
+    except ValueError as e:
+        print(f"llmbench prune: {e}", file=sys.stderr)
+        return 2
+    if weeks is None:
+        print(f"llmbench prune: raw results are kept for ever ({RAW_RESULTS_WEEKS_ENV} unset; or pass --weeks)")
+        return 0
+    removed = prune_raw_results(weeks, dry_run=a.dry_run)
+    for attempt in removed:
+        print(f"{'would remove' if a.dry_run else 'removed'} {attempt}")
+    print(f"{len(removed)} attempt folder(s) planned more than {weeks} week(s) ago")
+    return 0
+
+
 EXIT_CODES = """exit status (every command):
   0    done (sweep: every request succeeded)
   1    the run failed: endpoint unreachable or unusable, warehouse unreadable or busy, run not succeeded
@@ -601,6 +672,29 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("run_dir")
     pb.add_argument("--warehouse", help="a DuckDB file or a postgresql:// DSN (default: the run's config)")
     pb.set_defaults(func=cmd_publish)
+
+    rp = sub.add_parser(
+        "reprocess",
+        help="recompute published runs from their raw results with today's code and config, and publish them again",
+    )
+    rp.add_argument("--from", dest="date_from", required=True, help="first logical date (YYYY-MM-DD)")
+    rp.add_argument("--to", dest="date_to", required=True, help="last logical date (YYYY-MM-DD)")
+    rp.add_argument("--config", help="only this config's runs, with its settings today (default: each run's own)")
+    rp.add_argument(
+        "--prices",
+        choices=["frozen", "current"],
+        default="frozen",
+        help="frozen: the prices each run was measured at (default); current: today's",
+    )
+    rp.add_argument(
+        "--warehouse", help="a DuckDB file or a postgresql:// DSN (default: the config's, else the default file)"
+    )
+    rp.set_defaults(func=cmd_reprocess)
+
+    pr = sub.add_parser("prune", help="delete raw results older than the retention (LLMBENCH_RAW_RESULTS_WEEKS)")
+    pr.add_argument("--weeks", type=_weeks, help="override the setting for this call (whole weeks >= 1)")
+    pr.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
+    pr.set_defaults(func=cmd_prune)
     return p
 
 

@@ -674,9 +674,11 @@ def plan_checked(
     logical_date: date | datetime | str,
     params: dict[str, Any] | None = None,
     runs_root: Path | None = None,
+    write: bool = True,
 ) -> tuple[RunPlan, dict[str, list[str]]]:
     """plan(), and every check's outcome per target id, in the order they ran (`llmbench plan`
-    prints them; a check that fails raises ConfigError instead, as in plan())."""
+    prints them; a check that fails raises ConfigError instead, as in plan()). write=False: the
+    plan only, no folder and no plan.json (a reprocess reads today's settings this way)."""
     cfg = _apply_params(load_config(config_name), params or {})
     cat = {**load_catalogs(), "pricing_api": cached_prices()}  # the price cache read once per plan
     run_key = make_run_key(cfg.name, logical_date)
@@ -747,6 +749,7 @@ def plan_checked(
         price_basis=cfg.price_basis,
         reference=cfg.reference,
     )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "plan.json").write_text(run.model_dump_json(indent=2))
+    if write:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "plan.json").write_text(run.model_dump_json(indent=2))
     return run, checks

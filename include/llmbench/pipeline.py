@@ -38,8 +38,36 @@ class TargetFailed(RuntimeError):
     """Raised by check: at least one target failed or failed validation."""
 
 
-def targets_on(targets: list[Target], kind: str) -> list[dict[str, Any]]:
-    """The run's targets that a backend kind serves (the DAG fans out one mapped group per kind)."""
+Mode = str  # "measure": deploy and sweep; "reprocess": recompute stored raw results (llmbench.reprocess)
+MODES = ("measure", "reprocess")
+
+
+def plan(config: str, logical_date: Any, params: dict[str, Any], mode: Mode = "measure") -> list[dict[str, Any]]:
+    """The run's targets. measure: a new plan (a new attempt folder). reprocess: the targets of
+    the run key's latest stored attempt, whose raw results are checked to be all there first
+    (RawResultsMissing, one line, otherwise); nothing is planned anew and nothing will deploy."""
+    if mode not in MODES:
+        raise ValueError(f"mode: {mode!r}; allowed: {list(MODES)}")
+    if mode == "measure":
+        from llmbench.config import plan as make_plan
+
+        return [t.model_dump(mode="json") for t in make_plan(config, logical_date, params).targets]
+    from llmbench import paths
+    from llmbench.config import load_config, make_run_key
+    from llmbench.reprocess import RawResultsMissing, check_raw_results, latest_attempt
+
+    run_key = make_run_key(load_config(config).name, logical_date)
+    attempt = latest_attempt(run_key, paths.runs_dir())
+    if attempt is None:
+        raise RawResultsMissing(f"{run_key}: no stored run with tables under {paths.runs_dir() / run_key}")
+    return [t.model_dump(mode="json") for t in check_raw_results(attempt).targets]
+
+
+def targets_on(targets: list[Target], kind: str, mode: Mode = "measure") -> list[dict[str, Any]]:
+    """The run's targets that a backend kind serves (the DAG fans out one mapped group per kind);
+    none in a reprocess, which deploys nothing."""
+    if mode == "reprocess":
+        return []
     return [t.model_dump(mode="json") for t in map(ResolvedTarget.of, targets) if t.backend_kind == kind]
 
 
@@ -214,11 +242,24 @@ def teardown(target: Target, handle: Handle | None, **backend_kwargs: Any) -> di
 # ---- run-level tasks -------------------------------------------------------------------------
 
 
-def price_performance(run_dir: str) -> str:
+def price_performance(
+    run_dir: str,
+    mode: Mode = "measure",
+    config: str | None = None,
+    prices: str = "frozen",
+    params: dict[str, Any] | None = None,
+) -> str:
     """Assemble every table of the run from the raw results and prices (llmbench.tables); write
     them under <run_dir>/tables/ and return run_dir. Runs whatever happened to the targets: a
-    failed target is a row too."""
-    build_tables(run_dir)
+    failed target is a row too. reprocess: recompute the stored run's levels and validation first,
+    with today's code and config (llmbench.reprocess.reprocess_run; prices frozen or current)."""
+    if mode == "reprocess":
+        from llmbench.reprocess import reprocess_run
+
+        reprocess_run(run_dir, config, prices, params)
+        log.info("reprocessed %s (prices: %s)", run_dir, prices)
+    else:
+        build_tables(run_dir)
     return run_dir
 
 
@@ -262,6 +303,20 @@ def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:
     if not path.exists():
         write_report(frames if frames is not None else load_tables(run_dir), path)
     return path
+
+
+def prune_raw_results() -> str:
+    """Apply the data folder's retention (llmbench.retention: LLMBENCH_RAW_RESULTS_WEEKS; by
+    default raw results are kept for ever, since a reprocess recomputes history from them)."""
+    from llmbench.retention import RAW_RESULTS_WEEKS_ENV, prune_raw_results, raw_results_weeks
+
+    weeks = raw_results_weeks()
+    if weeks is None:
+        return f"raw results are kept for ever ({RAW_RESULTS_WEEKS_ENV} unset)"
+    removed = prune_raw_results(weeks)
+    for attempt in removed:
+        log.info("removed raw results older than %d week(s): %s", weeks, attempt)
+    return f"removed {len(removed)} attempt folder(s) planned more than {weeks} week(s) ago"
 
 
 def check(run_dir: str) -> str:

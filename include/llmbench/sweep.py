@@ -134,7 +134,7 @@ def run_sweep(
             )
             procs = 1 if rate else client_processes(c, workload.client_processes)
             recs: list[RequestRecord] = []
-            cpu_s, per_repeat = 0.0, []
+            cpu_s = 0.0
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
                 first = (li * repeats + rep) * stride
                 kwargs = dict(
@@ -153,16 +153,7 @@ def run_sweep(
                     r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
                 recs.extend(r_recs)
                 cpu_s += r_cpu
-                per_repeat.append(metrics.summarize_level(r_recs, c))
-            row = metrics.summarize_level(recs, c, slo.ttft_ms if slo else None, slo.tpot_ms if slo else None, cpu_s)
-            row["repeats"] = repeats
-            for metric in ("output_tokens_per_s", "ttft_ms_p50"):
-                row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
-                    [r[metric] for r in per_repeat]
-                )
-            row["client_processes"] = procs
-            # open loop: the offered load is the level's key, concurrency its in-flight cap
-            row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+            row = level_row(recs, c, rate, slo, cpu_s, procs)
             level_rows.append(row)
             writer.write_table(to_table(recs))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
@@ -172,6 +163,64 @@ def run_sweep(
             )
 
     return SweepResult(requests_path, levels_path, level_rows)
+
+
+def level_row(
+    recs: list[RequestRecord],
+    concurrency: int,
+    rate: float | None,
+    slo: Slo | None = None,
+    client_cpu_s: float | None = None,
+    client_processes: int | None = None,
+) -> dict[str, Any]:
+    """One row of levels.parquet from a level's records (every repeat): metrics.summarize_level,
+    the 95 % confidence intervals over its repeats, and how it was driven. The sweep, a rebuild
+    after a crash and a reprocess all build level rows here. The client's CPU and process count
+    are measured while the level runs, not derivable from its records: None where unknown."""
+    row = metrics.summarize_level(
+        recs, concurrency, slo.ttft_ms if slo else None, slo.tpot_ms if slo else None, client_cpu_s
+    )
+    repeats = sorted({r.repeat for r in recs})
+    row["repeats"] = len(repeats)
+    per_repeat = [metrics.summarize_level([r for r in recs if r.repeat == k], concurrency) for k in repeats]
+    for metric in ("output_tokens_per_s", "ttft_ms_p50"):
+        row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
+            [r[metric] for r in per_repeat]
+        )
+    row["client_processes"] = client_processes
+    # open loop: the offered load is the level's key, concurrency its in-flight cap
+    row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+    return row
+
+
+def records_by_level(records: list[RequestRecord]) -> dict[tuple[float, int], list[RequestRecord]]:
+    """Records grouped into their levels, told apart by (arrival rate, concurrency), in the order
+    their requests were numbered."""
+    groups: dict[tuple[float, int], list[RequestRecord]] = {}
+    for rec in sorted(records, key=lambda r: r.request_index):
+        groups.setdefault((rec.arrival_rate_rps, rec.concurrency), []).append(rec)
+    return groups
+
+
+def read_jsonl_records(jsonl_path: Path) -> tuple[list[RequestRecord], int]:
+    """(every whole record of a requests.jsonl, lines skipped): a last line cut by a kill is skipped."""
+    records: list[RequestRecord] = []
+    skipped = 0
+    with jsonl_path.open() as f:
+        for line in f:
+            try:
+                records.append(RequestRecord.from_row(json.loads(line)))
+            except (ValueError, KeyError, TypeError):
+                skipped += 1
+    return records, skipped
+
+
+def read_records(requests_path: Path) -> list[RequestRecord]:
+    """Every record of a requests.parquet, as written."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(requests_path)
+    return [RequestRecord.from_row(row) for row in table.to_pylist()]
 
 
 def _fmt(v: float | None) -> str:
@@ -187,30 +236,9 @@ def rebuild(out_dir: Path) -> tuple[SweepResult, int]:
     import pandas as pd
     import pyarrow.parquet as pq
 
-    jsonl_path = out_dir / "requests.jsonl"
-    records: list[RequestRecord] = []
-    skipped = 0
-    with jsonl_path.open() as f:
-        for line in f:
-            try:
-                records.append(RequestRecord.from_row(json.loads(line)))
-            except (ValueError, KeyError, TypeError):
-                skipped += 1
-    groups: dict[tuple[float, int], list[RequestRecord]] = {}
-    for rec in sorted(records, key=lambda r: r.request_index):
-        groups.setdefault((rec.arrival_rate_rps, rec.concurrency), []).append(rec)
-    level_rows = []
-    for (rate, c), recs in groups.items():
-        row = metrics.summarize_level(recs, c)
-        repeats = sorted({r.repeat for r in recs})
-        row["repeats"] = len(repeats)
-        per_repeat = [metrics.summarize_level([r for r in recs if r.repeat == k], c) for k in repeats]
-        for metric in ("output_tokens_per_s", "ttft_ms_p50"):
-            row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
-                [r[metric] for r in per_repeat]
-            )
-        row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
-        level_rows.append(row)
+    records, skipped = read_jsonl_records(out_dir / "requests.jsonl")
+    groups = records_by_level(records)
+    level_rows = [level_row(recs, c, rate) for (rate, c), recs in groups.items()]
     requests_path, levels_path = out_dir / "requests.parquet", out_dir / "levels.parquet"
     with pq.ParquetWriter(requests_path, request_schema()) as writer:
         for recs in groups.values():

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from llmbench import __version__, metrics, pricing
+from llmbench.codeversion import Computation
 from llmbench.events import read_events
 from llmbench.models import Price, ResolvedTarget, RunPlan
 
@@ -496,6 +497,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
     invalid = int((tdf["validation_passed"] == False).sum())  # noqa: E712 (None is not False)
     wrong = int((tdf["quality_passed"] == False).sum())  # noqa: E712
     costs = [c for c in tdf["benchmark_cost_usd"] if c is not None and c == c]
+    computed = Computation.of_run(run_dir)
     runs = pd.DataFrame(
         [
             {
@@ -515,10 +517,15 @@ def build_tables(run_dir: str) -> dict[str, Any]:
                 "targets_quality_failed": wrong,
                 "benchmark_cost_usd": sum(costs) if costs else None,
                 "llmbench_version": __version__,
+                # which code computed these tables, when, and whether from a reprocess of the raw results
+                "computed_by": computed.computed_by,
+                "computed_at": computed.computed_at,
+                "computation": computed.computation,
+                "reprocess_prices": computed.prices,
             }
         ]
     )
-    for col in ("planned_at", "published_at"):
+    for col in ("planned_at", "published_at", "computed_at"):
         runs[col] = pd.to_datetime(runs[col], utc=True)
     tables = Path(run_dir) / "tables"
     tables.mkdir(exist_ok=True)

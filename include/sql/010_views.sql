@@ -13,31 +13,7 @@ JOIN (
 
 -- v_best_under_slo: in 015_views.sql (it ranks on the run's price basis and reads the quality gate of 014_quality.sql).
 
--- Week-over-week change per target and level (concurrency, arrival rate): each run against the previous run of the
--- same target (same config name). A regression is throughput down, or $/M up, by more than the
--- setting regression_threshold (llmbench.settings, default 10 %).
-CREATE OR REPLACE VIEW llmbench.v_week_over_week AS
-SELECT run_key, target_id, concurrency, arrival_rate_rps, logical_date, previous_logical_date,
-       output_tokens_per_s, previous_output_tokens_per_s,
-       output_tokens_per_s / previous_output_tokens_per_s - 1 AS output_tokens_per_s_change,
-       usd_per_m_output_tokens, previous_usd_per_m_output_tokens,
-       usd_per_m_output_tokens / previous_usd_per_m_output_tokens - 1 AS usd_per_m_output_tokens_change,
-       (output_tokens_per_s / previous_output_tokens_per_s - 1 < -s.value
-        OR usd_per_m_output_tokens / previous_usd_per_m_output_tokens - 1 > s.value) AS regression,
-       s.value AS regression_threshold
-FROM (
-    SELECT pp.*,
-           -- the same window three times: Redshift has no WINDOW clause
-           lag(logical_date) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency, arrival_rate_rps
-                                   ORDER BY logical_date) AS previous_logical_date,
-           lag(output_tokens_per_s) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency, arrival_rate_rps
-                                          ORDER BY logical_date) AS previous_output_tokens_per_s,
-           lag(usd_per_m_output_tokens) OVER (PARTITION BY target_id, instance_type, serving_config, concurrency, arrival_rate_rps
-                                              ORDER BY logical_date) AS previous_usd_per_m_output_tokens
-    FROM llmbench.price_performance pp
-) t
-CROSS JOIN (SELECT value FROM llmbench.settings WHERE name = 'regression_threshold') s
-WHERE previous_logical_date IS NOT NULL;
+-- v_week_over_week: in 016_views.sql (it judges only pairs of runs computed by the same code).
 
 -- What each benchmark run cost (endpoint-seconds x $/hour, summed over its targets).
 CREATE OR REPLACE VIEW llmbench.v_benchmark_cost AS

@@ -23,11 +23,12 @@ def test_llm_benchmark_shape(dagbag):
     dag = dagbag.dags["llm_benchmark"]
     stages = ("deploy", "wait_ready", "warm_up", "quality", "sweep", "validate", "teardown_target")
     groups = ("local", "sagemaker", "ec2", "openai", "bedrock")  # one mapped group per backend kind
-    assert {"plan", "price_performance", "publish", "report", "check"} | {f"{g}_targets" for g in groups} | {
+    assert {"plan", "price_performance", "publish", "report", "prune_raw_results", "check"} | {
+        f"{g}_targets" for g in groups} | {
         f"{g}.{s}" for g in groups for s in stages} <= set(dag.task_ids)
     assert dag.catchup is False and dag.dagrun_timeout is not None
     assert set(dag.params.keys()) == {"config", "targets", "concurrency", "requests_per_level",
-                                      "warehouse_conn_id"}
+                                      "warehouse_conn_id", "mode", "prices"}
     for g in groups:
         deploy, teardown = dag.get_task(f"{g}.deploy"), dag.get_task(f"{g}.teardown_target")
         assert deploy.is_setup and teardown.is_teardown

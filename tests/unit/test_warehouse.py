@@ -111,11 +111,12 @@ def test_requests_with_lists_and_nulls_round_trip(db):
     assert list(got["itl_ms"][0]) == [1.0, 2.5] and pd.isna(got["ttft_ms"][1])
 
 
-def _pp_run(run_key, date, rows, cost=None):
+def _pp_run(run_key, date, rows, cost=None, computed_by="0.1.0+code1"):
     """A run with price_performance rows: (target_id, model, instance, concurrency, tps, usd_h, meets_slo)."""
     f = frames(run_key)
     f["runs"]["logical_date"] = date
     f["runs"]["benchmark_cost_usd"] = cost
+    f["runs"]["computed_by"] = computed_by
     f["price_performance"] = pd.DataFrame([{
         "run_key": run_key, "target_id": t, "concurrency": c, "logical_date": date, "instance_type": inst,
         "model": m, "serving_config": "cfg", "usd_per_hour": usd_h, "output_tokens_per_s": tps,
@@ -160,6 +161,25 @@ def test_bi_views_answer_the_questions(db):
                            "ORDER BY run_key", target=db)
     assert cost["endpoint_hours"].tolist() == [1.0, 1.0]  # two targets x 1800 s
     assert cost["benchmark_cost_usd"][0] == pytest.approx((13.12 + 4.20) / 2)
+
+
+def test_week_over_week_judges_only_weeks_computed_by_the_same_code(db):
+    week1 = [("g6e", "qwen", "ml.g6e.12xlarge", 16, 1000.0, 13.12, True)]
+    week2 = [("g6e", "qwen", "ml.g6e.12xlarge", 16, 800.0, 13.12, True)]  # -20 %
+    warehouse.publish(_pp_run("w1", "2026-11-23", week1, computed_by="0.1.0+old"), db)
+    warehouse.publish(_pp_run("w2", "2026-11-30", week2, computed_by="0.1.0+new"), db)
+    sql = "SELECT regression, comparable, not_comparable, computed_by, previous_computed_by FROM llmbench.v_week_over_week"
+    row = warehouse.query(sql, target=db).iloc[0]
+    assert pd.isna(row["regression"]) and not row["comparable"]
+    assert "different code (0.1.0+old then 0.1.0+new)" in row["not_comparable"]
+    # The older week recomputed by today's code (a reprocess republishes its run key): comparable again.
+    warehouse.publish(_pp_run("w1", "2026-11-23", week1, computed_by="0.1.0+new"), db)
+    row = warehouse.query(sql, target=db).iloc[0]
+    assert row["regression"] and row["comparable"] and pd.isna(row["not_comparable"])
+    # A week published before computed_by existed: unknown code, never judged.
+    warehouse.publish(_pp_run("w1", "2026-11-23", week1, computed_by=None), db)
+    row = warehouse.query(sql, target=db).iloc[0]
+    assert pd.isna(row["regression"]) and "unknown code" in row["not_comparable"]
 
 
 def test_dashboard_summary_refresh_is_repeatable(db):
