@@ -6,6 +6,8 @@ processes."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +49,25 @@ class Readiness:
 
     state: Literal["ready", "pending", "failed"]
     detail: str | None = None
+
+
+def poll_until_ready(
+    look: Callable[[float], Readiness], timeout_s: float, poll_s: float, not_ready: Callable[[str], str]
+) -> None:
+    """Look until ready, every poll_s: DeployError at once when a look says failed, or after
+    timeout_s with not_ready(the last look's detail) as its message. look(remaining_s) may bound
+    its own wait by the time left. Every backend's blocking wait_ready is this loop."""
+    deadline = time.monotonic() + timeout_s
+    last = "no look yet"
+    while (remaining_s := deadline - time.monotonic()) > 0:
+        r = look(remaining_s)
+        if r.state == "ready":
+            return
+        if r.state == "failed":
+            raise DeployError(r.detail or "failed")
+        last = r.detail or r.state
+        time.sleep(max(0.0, min(poll_s, deadline - time.monotonic())))
+    raise DeployError(not_ready(last))
 
 
 @dataclass(frozen=True)

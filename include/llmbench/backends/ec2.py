@@ -38,6 +38,7 @@ from llmbench.backends.base import (
     Handle,
     Readiness,
     Teardown,
+    poll_until_ready,
     torn_down,
 )
 from llmbench.models import Ec2Target, NeuronServing, ResolvedTarget, VllmServing
@@ -451,21 +452,12 @@ class Ec2Backend:
             return Readiness("pending", f"instance running; {url}/models: {e}")
 
     def wait_ready(self, handle: Handle, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        poll_s = 10.0 if timeout_s >= 300 else 1.0
-        last = "no look yet"
-        while True:
-            remaining_s = deadline - time.monotonic()
-            if remaining_s <= 0:
-                break
-            look = self.status(handle, http_timeout_s=max(0.1, min(5.0, remaining_s)))
-            if look.state == "ready":
-                return
-            if look.state == "failed":
-                raise DeployError(look.detail or f"instance {handle['instance_id']} failed")
-            last = look.detail or look.state
-            time.sleep(max(0.0, min(poll_s, deadline - time.monotonic())))
-        raise DeployError(f"instance {handle['instance_id']} not serving within {timeout_s:g}s: {last}")
+        poll_until_ready(
+            lambda remaining_s: self.status(handle, http_timeout_s=max(0.1, min(5.0, remaining_s))),
+            timeout_s,
+            10.0 if timeout_s >= 300 else 1.0,
+            lambda last: f"instance {handle['instance_id']} not serving within {timeout_s:g}s: {last}",
+        )
 
     def endpoint(self, handle: Handle) -> Endpoint:
         # The OpenAI wire, as vLLM serves it; a fresh connection per request, as for openai targets.

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from llmbench import paths
-from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, torn_down
+from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, poll_until_ready, torn_down
 from llmbench.lifetime import libc, set_parent_death_signal
 from llmbench.models import LocalServing, ResolvedTarget
 from llmbench.serversmoke import cpu_fingerprint
@@ -201,17 +201,12 @@ class LocalBackend:
 
     def wait_ready(self, handle: Handle, timeout_s: float = 120.0) -> None:
         """status() until ready: raises at once when the server exits, or after timeout_s."""
-        deadline = time.monotonic() + timeout_s
-        last = ""
-        while time.monotonic() < deadline:
-            look = self.status(handle)
-            if look.state == "ready":
-                return
-            if look.state == "failed":
-                raise DeployError(look.detail)
-            last = look.detail or ""
-            time.sleep(0.2)
-        raise DeployError(f"llama-server not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}")
+        poll_until_ready(
+            lambda _remaining_s: self.status(handle),
+            timeout_s,
+            0.2,
+            lambda last: f"llama-server not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}",
+        )
 
     def endpoint(self, handle: Handle) -> Endpoint:
         return Endpoint(url=handle["base_url"] + "/v1/chat/completions", model="default")

@@ -4,13 +4,13 @@ from an Airflow connection) and is never part of the handle that travels through
 
 from __future__ import annotations
 
-import time
+import json
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown
+from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, poll_until_ready
 from llmbench.models import OpenAITarget, ResolvedTarget
 
 
@@ -49,20 +49,25 @@ class OpenAIBackend:
         req = urllib.request.Request(handle["base_url"] + "/models", headers=self._headers())
         try:
             with urllib.request.urlopen(req, timeout=5) as r:
-                return Readiness("ready" if r.status == 200 else "pending")
+                body = r.read(1 << 20)
         except OSError as e:
             return Readiness("pending", str(e))
+        # Ready means an OpenAI model list, not any 200: a proxy's or a login page's HTML is not a server.
+        try:
+            models = json.loads(body)
+        except ValueError:
+            models = None
+        if not isinstance(models, dict) or not isinstance(models.get("data"), list):
+            return Readiness("pending", f"{handle['base_url']}/models answered without an OpenAI model list")
+        return Readiness("ready")
 
     def wait_ready(self, handle: Handle, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        last = ""
-        while time.monotonic() < deadline:
-            look = self.status(handle)
-            if look.state == "ready":
-                return
-            last = look.detail or ""
-            time.sleep(1)
-        raise DeployError(f"{handle['base_url']}/models not ready within {timeout_s}s: {last}")
+        poll_until_ready(
+            lambda _remaining_s: self.status(handle),
+            timeout_s,
+            1.0,
+            lambda last: f"{handle['base_url']}/models not ready within {timeout_s}s: {last}",
+        )
 
     def endpoint(self, handle: Handle) -> Endpoint:
         return Endpoint(
