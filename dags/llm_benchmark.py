@@ -32,8 +32,11 @@ from airflow.sdk import Asset, Param, PokeReturnValue, dag, get_current_context,
 LOCAL_POOL = "llmbench_local"
 SAGEMAKER_DEPLOY_POOL = "llmbench_sagemaker_deploy"
 EC2_DEPLOY_POOL = "llmbench_ec2_deploy"  # the same for EC2 instance quotas
-# LLMBENCH_SCHEDULE=none: the DAG runs only when triggered (REST API, CLI, backfill).
+# LLMBENCH_SCHEDULE=none: the DAG runs only when triggered (REST API, CLI). LLMBENCH_START_DATE:
+# the first date the schedule runs (a date in the future: only backfills and triggers run until
+# then; a backfill may cover any dates, before it too).
 SCHEDULE = os.environ.get("LLMBENCH_SCHEDULE", "@weekly")
+START_DATE = pendulum.parse(os.environ.get("LLMBENCH_START_DATE", "2026-01-01"), tz="UTC")
 MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
@@ -70,7 +73,7 @@ def _call(step: str, target: dict, *args, platform: bool = True):
 @dag(
     dag_id="llm_benchmark",
     schedule=None if SCHEDULE == "none" else SCHEDULE,
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    start_date=START_DATE,
     catchup=False,
     max_active_runs=1,
     dagrun_timeout=timedelta(hours=12),

@@ -93,6 +93,20 @@ def wait_for(what: str, fn, timeout_s: float, stack: Stack, every_s: float = 2.0
     pytest.fail(f"{what}: not within {timeout_s}s (last error: {last}); " + stack.tail(*stack.procs))
 
 
+def failure_report(states: dict, logs: Path, stack: Stack) -> str:
+    """The failed tasks first, each with the end of its own log: a CI summary keeps only the
+    beginning of an assertion message."""
+    failed = sorted(f"{t}[{i}]" for (t, i), s in states.items() if s not in ("success", "skipped"))
+    parts = [f"not successful: {failed}"]
+    for (task_id, _), state in sorted(states.items()):
+        if state in ("success", "skipped"):
+            continue
+        for f in sorted(logs.glob(f"dag_id=llm_benchmark/run_id=*/task_id={task_id}/**/*.log")):
+            parts.append(f"--- {f.relative_to(logs)}: " + f.read_text(errors="replace")[-2500:])
+    parts.append(stack.tail("worker", "scheduler"))
+    return "\n".join(parts)
+
+
 @pytest.fixture
 def databases():
     names = {k: f"llmbench_{k}_{uuid.uuid4().hex[:8]}" for k in ("airflow", "warehouse")}
@@ -107,61 +121,80 @@ def databases():
                 con.execute(f'DROP DATABASE IF EXISTS "{n}" WITH (FORCE)')
 
 
-def test_celery_deployment_runs_the_benchmark_triggered_through_the_rest_api(databases, tmp_path):
-    redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB).flushdb()
-    home = tmp_path / "home"
-    (home / "airflow").mkdir(parents=True)
-    port = free_port()
-    metadata = f"postgresql+psycopg://postgres@127.0.0.1:5432/{databases['airflow']}"
-    warehouse = f"postgresql://postgres@127.0.0.1:5432/{databases['warehouse']}"
-    passwords = home / "passwords.json"
-    passwords.write_text(json.dumps({"admin": "llmbench-admin"}))
-    env = {
-        **os.environ,
-        "LLMBENCH_HOME": str(home),
-        "LLMBENCH_SCHEDULE": "none",  # only the run this test triggers
-        "AIRFLOW_HOME": str(home / "airflow"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": metadata,
-        "AIRFLOW__CELERY__BROKER_URL": f"redis://127.0.0.1:6379/{REDIS_DB}",
-        "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + metadata,
-        "AIRFLOW__CELERY__WORKER_CONCURRENCY": "2",
-        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
-        "AIRFLOW__CORE__FERNET_KEY": "",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__CORE__AUTH_MANAGER":
-            "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
-        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "10",
-        "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": warehouse.replace("postgresql://", "postgres://"),
-    }
-    cfg = yaml.safe_load((ROOT / "include/config/local.yaml").read_text())
-    cfg["name"] = "celery"
-    cfg["warehouse"] = {"kind": "postgres", "conn_id": "llmbench_warehouse"}
-    config_path = tmp_path / "celery.yaml"
-    config_path.write_text(yaml.safe_dump(cfg))
+class Deployment:
+    """The stack's environment (its own Airflow home, metadata database, Redis database, warehouse
+    database and data folder) and the config a test runs, before any service starts."""
 
-    stack = Stack(env, tmp_path)
-    before = llama_server_pids()
-    stack.airflow("db", "migrate")
-    stack.airflow("pools", "import", str(ROOT / "deploy" / "pools.json"))
-    base = f"http://127.0.0.1:{port}"
-    try:
-        stack.start("api-server", "api-server", "--port", str(port))
+    def __init__(self, databases: dict, tmp_path: Path, name: str, **extra_env: str):
+        redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB).flushdb()
+        self.home = tmp_path / "home"
+        (self.home / "airflow").mkdir(parents=True)
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.metadata = f"postgresql+psycopg://postgres@127.0.0.1:5432/{databases['airflow']}"
+        self.warehouse = f"postgresql://postgres@127.0.0.1:5432/{databases['warehouse']}"
+        passwords = self.home / "passwords.json"
+        passwords.write_text(json.dumps({"admin": "llmbench-admin"}))
+        env = {
+            **os.environ,
+            "LLMBENCH_HOME": str(self.home),
+            "LLMBENCH_SCHEDULE": "none",  # only the runs the test asks for
+            "AIRFLOW_HOME": str(self.home / "airflow"),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.metadata,
+            "AIRFLOW__CELERY__BROKER_URL": f"redis://127.0.0.1:6379/{REDIS_DB}",
+            "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + self.metadata,
+            "AIRFLOW__CELERY__WORKER_CONCURRENCY": "2",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+            "AIRFLOW__CORE__FERNET_KEY": "",
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{self.port}/execution/",
+            "AIRFLOW__CORE__AUTH_MANAGER":
+                "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "10",
+            "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": self.warehouse.replace("postgresql://", "postgres://"),
+            **extra_env,
+        }
+        cfg = yaml.safe_load((ROOT / "include/config/local.yaml").read_text())
+        cfg["name"] = name
+        cfg["warehouse"] = {"kind": "postgres", "conn_id": "llmbench_warehouse"}
+        self.cfg, self.config_path = cfg, tmp_path / f"{name}.yaml"
+        self.write_config()
+        self.stack = Stack(env, tmp_path)
+
+    def write_config(self) -> None:
+        self.config_path.write_text(yaml.safe_dump(self.cfg))
+
+    def up(self) -> str:
+        """Migrate, import the pools, start every service, wait for the DAG, unpause it: a token."""
+        stack = self.stack
+        stack.airflow("db", "migrate")
+        stack.airflow("pools", "import", str(ROOT / "deploy" / "pools.json"))
+        stack.start("api-server", "api-server", "--port", str(self.port))
         stack.start("scheduler", "scheduler")
         stack.start("dag-processor", "dag-processor")
         stack.start("worker", "celery", "worker", "--concurrency", "2")
-        wait_for("api-server", lambda: api(base, "GET", "/api/v2/version"), 180, stack)
-        token = api(base, "POST", "/auth/token", body={"username": "admin", "password": "llmbench-admin"})[
+        wait_for("api-server", lambda: api(self.base, "GET", "/api/v2/version"), 180, stack)
+        token = api(self.base, "POST", "/auth/token", body={"username": "admin", "password": "llmbench-admin"})[
             "access_token"]
-        wait_for("llm_benchmark parsed", lambda: api(base, "GET", "/api/v2/dags/llm_benchmark", token), 240, stack)
-        api(base, "PATCH", "/api/v2/dags/llm_benchmark", token, {"is_paused": False})
+        wait_for("llm_benchmark parsed", lambda: api(self.base, "GET", "/api/v2/dags/llm_benchmark", token), 240, stack)
+        api(self.base, "PATCH", "/api/v2/dags/llm_benchmark", token, {"is_paused": False})
+        return token
+
+
+def test_celery_deployment_runs_the_benchmark_triggered_through_the_rest_api(databases, tmp_path):
+    d = Deployment(databases, tmp_path, "celery")
+    home, base, metadata, warehouse, config_path = d.home, d.base, d.metadata, d.warehouse, d.config_path
+    stack = d.stack
+    before = llama_server_pids()
+    try:
+        token = d.up()
         t0 = time.monotonic()
         run = api(base, "POST", "/api/v2/dags/llm_benchmark/dagRuns", token, {
             "dag_run_id": "celery-test", "logical_date": "2026-09-07T00:00:00Z",
@@ -173,7 +206,7 @@ def test_celery_deployment_runs_the_benchmark_triggered_through_the_rest_api(dat
         tis = api(base, "GET", "/api/v2/dags/llm_benchmark/dagRuns/celery-test/taskInstances?limit=100",
                   token)["task_instances"]
         states = {(t["task_id"], t["map_index"]): t["state"] for t in tis}
-        assert done["state"] == "success", (states, stack.tail("worker", "scheduler"))
+        assert done["state"] == "success", failure_report(states, home / "airflow" / "logs", stack)
         print(f"\ndistributed run (CeleryExecutor, 1 worker x 2 slots): {wall_s:.0f}s from trigger to success")
         (home / "distributed_wall_s.txt").write_text(f"{wall_s:.1f}\n")
     finally:
@@ -199,3 +232,119 @@ def test_celery_deployment_runs_the_benchmark_triggered_through_the_rest_api(dat
         assert counts == {"runs": 1, "targets": 2, "levels": 4, "requests": 12, "price_performance": 4}
         assert con.execute("SELECT status FROM llmbench.runs").fetchone() == ("succeeded",)
         assert con.execute("SELECT min(output_tokens_per_s) FROM llmbench.levels").fetchone()[0] > 0
+
+
+BACKFILL_DATES = ("2026-09-06", "2026-09-13", "2026-09-20")  # three Sundays: @weekly's logical dates
+
+
+def _backfill(d: Deployment, token: str, conf: dict, behavior: str, on_progress=None) -> tuple[dict, float]:
+    """`airflow backfill create` over BACKFILL_DATES, one run at a time, and wait until the
+    scheduler marks it complete: (its DAG runs by logical date, wall seconds). on_progress(runs)
+    is called on every look while it runs."""
+    t0 = time.monotonic()
+    d.stack.airflow("backfill", "create", "--dag-id", "llm_benchmark", "--from-date", BACKFILL_DATES[0],
+                    "--to-date", BACKFILL_DATES[-1], "--max-active-runs", "1", "--reprocess-behavior", behavior,
+                    "--dag-run-conf", json.dumps(conf))
+    backfill_id = max(b["id"] for b in api(d.base, "GET", "/api/v2/backfills?dag_id=llm_benchmark", token)["backfills"])
+
+    def runs() -> dict:
+        found = api(d.base, "GET", "/api/v2/dags/llm_benchmark/dagRuns?limit=100", token)["dag_runs"]
+        return {r["logical_date"][:10]: r for r in found if r["logical_date"]}
+
+    def complete():
+        if on_progress is not None:
+            on_progress(runs())
+        return api(d.base, "GET", f"/api/v2/backfills/{backfill_id}", token)["completed_at"]
+
+    wait_for(f"backfill {backfill_id} ({behavior}) to complete", complete, 1800, d.stack, every_s=2)
+    return runs(), time.monotonic() - t0
+
+
+def _row_sets(warehouse: str) -> dict:
+    with psycopg.connect(warehouse) as con:
+        return {t: dict(con.execute(f"SELECT run_key, count(*) FROM llmbench.{t} GROUP BY run_key").fetchall())
+                for t in ("runs", "targets", "levels", "requests", "price_performance")}
+
+
+def test_backfill_three_weeks_rerun_interrupted_resumed_and_reprocessed(databases, tmp_path):
+    """issue 19: `airflow backfill create` on the distributed stack: three weekly dates publish
+    three run keys; the same backfill again (--reprocess-behavior completed), its worker killed
+    part-way and the backfill resumed (--reprocess-behavior failed), leaves exactly three row sets
+    and no server; a backfill with mode=reprocess recomputes the three weeks deploying nothing."""
+    # @weekly, first scheduled run in 2099: unpausing the DAG schedules nothing, the backfill runs.
+    # A killed worker's task is declared lost after 30 s without a heartbeat (default 5 minutes).
+    d = Deployment(databases, tmp_path, "backfill", LLMBENCH_SCHEDULE="@weekly", LLMBENCH_START_DATE="2099-01-04",
+                   AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT="30")
+    d.cfg["targets"] = d.cfg["targets"][:1]
+    d.cfg.pop("quality")
+    d.cfg["workload"].update(warmup_requests=1)
+    d.write_config()
+    conf = {"config": str(d.config_path), "concurrency": [1], "requests_per_level": 4}
+    keys = {f"backfill-{day}" for day in BACKFILL_DATES}
+    logs = d.home / "airflow" / "logs"
+    before = llama_server_pids()
+    walls = {}
+    try:
+        token = d.up()
+        runs, walls["backfill"] = _backfill(d, token, conf, "none")
+        assert {day: r["state"] for day, r in runs.items()} == dict.fromkeys(BACKFILL_DATES, "success"), runs
+        assert all(r["run_type"] == "backfill" for r in runs.values())
+        first = _row_sets(d.warehouse)
+        assert set(first["runs"]) == keys
+        assert first["targets"] == dict.fromkeys(keys, 1) and first["requests"] == dict.fromkeys(keys, 4)
+
+        # The same backfill again; its worker is killed (SIGKILL, the whole process group) while the
+        # second week's server is up, and a new worker starts.
+        killed: dict = {}
+
+        def kill_mid_second_week(now: dict) -> None:
+            if killed or now.get(BACKFILL_DATES[1], {}).get("state") != "running" or not llama_server_pids() - before:
+                return
+            worker = d.stack.procs.pop("worker")
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(30)
+            killed["servers"] = llama_server_pids() - before
+            d.stack.start("worker-2", "celery", "worker", "--concurrency", "2")
+
+        runs, walls["rerun"] = _backfill(d, token, conf, "completed", kill_mid_second_week)
+        assert killed, "the worker was never killed: the second week's server was not seen up"
+        states = {day: r["state"] for day, r in runs.items()}
+        assert states[BACKFILL_DATES[0]] == states[BACKFILL_DATES[2]] == "success", states
+        interrupted = states[BACKFILL_DATES[1]]
+        if interrupted == "failed":  # resume: only the failed week runs again
+            runs, walls["resume"] = _backfill(d, token, conf, "failed")
+        assert {day: r["state"] for day, r in runs.items()} == dict.fromkeys(BACKFILL_DATES, "success"), (
+            runs, failure_report({("?", -1): "see logs"}, logs, d.stack))
+        assert llama_server_pids() == before  # the killed run's server was torn down
+        again = _row_sets(d.warehouse)
+        assert again == first  # exactly three row sets: re-runs replaced, never added
+        with psycopg.connect(d.warehouse) as con:
+            measured = con.execute("SELECT run_key, run_dir, status, computation FROM llmbench.runs ORDER BY 1").fetchall()
+            requests_before = con.execute("SELECT * FROM llmbench.requests ORDER BY run_key, request_index").fetchall()
+        assert [(s, c) for _, _, s, c in measured] == [("succeeded", "measure")] * 3
+
+        # Reprocess the three weeks from their raw results: nothing deployed, the same attempts republished.
+        runs, walls["reprocess"] = _backfill(d, token, {**conf, "mode": "reprocess"}, "completed")
+        assert {day: r["state"] for day, r in runs.items()} == dict.fromkeys(BACKFILL_DATES, "success"), runs
+        assert llama_server_pids() == before
+        for day in BACKFILL_DATES:
+            run_id = runs[day]["dag_run_id"]
+            tis = api(d.base, "GET", f"/api/v2/dags/llm_benchmark/dagRuns/{run_id}/taskInstances?limit=100",
+                      token)["task_instances"]
+            # a per-target group expanded over no target: nothing in it ran (skipped, or the measured
+            # run's map indices marked removed when the cleared run expanded again)
+            ran = {t["task_id"]: t["state"] for t in tis if t["task_id"].startswith("local.")
+                   and t["state"] in ("success", "failed", "running", "queued")}
+            assert not ran, ran
+    finally:
+        d.stack.stop()
+    assert llama_server_pids() == before
+    with psycopg.connect(d.warehouse) as con:
+        reprocessed = con.execute("SELECT run_key, run_dir, status, computation FROM llmbench.runs ORDER BY 1").fetchall()
+        assert con.execute("SELECT * FROM llmbench.requests ORDER BY run_key, request_index").fetchall() == requests_before
+    assert [(k, r) for k, r, _, _ in reprocessed] == [(k, r) for k, r, _, _ in measured]
+    assert [(s, c) for _, _, s, c in reprocessed] == [("succeeded", "reprocess")] * 3
+    assert _row_sets(d.warehouse) == first
+    summary = ", ".join(f"{k} {v:.0f}s" for k, v in walls.items())
+    print(f"\nbackfill of three weekly dates on the Celery stack: {summary}; killed worker saw {killed['servers']}")
+    (tmp_path / "backfill_wall_s.json").write_text(json.dumps(walls))
