@@ -240,7 +240,8 @@ class BedrockSettings(_Strict):
     region: str
     aws_conn_id: str = "aws_default"
     runtime_url: str | None = None  # override the runtime host (VPC endpoints, tests)
-    request_timeout_s: float = Field(300, gt=0)
+    # No timeout of its own: a Bedrock request is bounded by the workload's request_timeout_s, as
+    # every backend's is.
 
 
 KNOWN_REGIONS = {
