@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from llmbench import paths
 from llmbench.metrics import Slo
@@ -99,10 +99,10 @@ class LocalServing(_Strict):
 
     kind: Literal["llama-server"] = "llama-server"
     name: str
-    parallel: int = Field(1, ge=1, le=64)
-    threads: int = Field(2, ge=1)
-    ctx_per_slot: int = Field(1024, ge=128)
-    max_lifetime_s: int = Field(7200, ge=60)  # a server outliving this is killed by its own guard
+    parallel: StrictInt = Field(1, ge=1, le=64)
+    threads: StrictInt = Field(2, ge=1, le=256)
+    ctx_per_slot: StrictInt = Field(1024, ge=128, le=1 << 20)
+    max_lifetime_s: StrictInt = Field(7200, ge=60)  # a server outliving this is killed by its own guard
     extra_args: list[str] = Field(default_factory=list)  # further llama-server flags, passed as given
 
     @field_validator("extra_args")
@@ -125,13 +125,13 @@ class VllmServing(_Strict):
     kind: Literal["vllm"]
     name: str
     container: str | None = None  # catalog container; default: vllm-0.15.1 (SageMaker), vllm-openai-0.15.1 (EC2)
-    tensor_parallel_size: int = Field(1, ge=1)
+    tensor_parallel_size: StrictInt = Field(1, ge=1)
     dtype: str = "auto"
     quantization: str | None = None  # e.g. fp8; precision decides it when unset
-    max_model_len: int = Field(4096, ge=256)
+    max_model_len: StrictInt = Field(4096, ge=256)
     enable_prefix_caching: bool = False
     enable_chunked_prefill: bool = False
-    max_num_seqs: int = Field(64, ge=1)
+    max_num_seqs: StrictInt = Field(64, ge=1)
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
     speculative_config: dict[str, Any] | None = None  # e.g. EAGLE3: {"method": "eagle3", "model": ..., ...}
     extra_env: dict[str, str] = Field(default_factory=dict)
@@ -147,9 +147,9 @@ class NeuronServing(_Strict):
     kind: Literal["neuron"]
     name: str
     container: str = "neuron-vllm-0.9"
-    tensor_parallel_size: int = Field(1, ge=1)
-    max_model_len: int = Field(4096, ge=128)
-    max_num_seqs: int = Field(8, ge=1)
+    tensor_parallel_size: StrictInt = Field(1, ge=1)
+    max_model_len: StrictInt = Field(4096, ge=128)
+    max_num_seqs: StrictInt = Field(8, ge=1)
     extra_args: list[str] = Field(default_factory=list)
     extra_env: dict[str, str] = Field(default_factory=dict)
 
@@ -160,10 +160,10 @@ class LmiServing(_Strict):
     kind: Literal["lmi"]
     name: str
     container: str = "djl-lmi-v20"
-    tensor_parallel_degree: int = Field(1, ge=1)
+    tensor_parallel_degree: StrictInt = Field(1, ge=1)
     dtype: str = "bf16"
-    max_model_len: int = Field(4096, ge=256)
-    max_rolling_batch_size: int = Field(64, ge=1)
+    max_model_len: StrictInt = Field(4096, ge=256)
+    max_rolling_batch_size: StrictInt = Field(64, ge=1)
     enable_prefix_caching: bool = False
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
     extra_env: dict[str, str] = Field(default_factory=dict)
