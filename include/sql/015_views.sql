@@ -38,29 +38,23 @@ SELECT r.run_key, r.reference_index, r.seed, r.target_id, r.metric, r.concurrenc
        CASE WHEN r.value <> 0 THEN m.measured / r.value - 1 END AS relative_difference
 FROM llmbench.reference r
 LEFT JOIN (
-    SELECT rr.run_key, rr.reference_index, avg(f.measured) AS measured
+    -- one pass over price_performance: the column a reference names, picked per row
+    SELECT rr.run_key, rr.reference_index,
+           avg(CASE rr.metric
+                   WHEN 'usd_per_hour' THEN pp.usd_per_hour
+                   WHEN 'output_tokens_per_s' THEN pp.output_tokens_per_s
+                   WHEN 'requests_per_s' THEN pp.requests_per_s
+                   WHEN 'usd_per_m_output_tokens' THEN pp.usd_per_m_output_tokens
+                   WHEN 'usd_per_m_total_tokens' THEN pp.usd_per_m_total_tokens
+                   WHEN 'usd_per_m_headline' THEN pp.usd_per_m_headline
+                   WHEN 'e2e_ms_p50' THEN pp.e2e_ms_p50
+                   WHEN 'ttft_ms_p50' THEN pp.ttft_ms_p50
+                   WHEN 'tpot_ms_p50' THEN pp.tpot_ms_p50
+               END) AS measured
     FROM llmbench.reference rr
-    JOIN (
-        SELECT run_key, target_id, concurrency, 'usd_per_hour' AS metric, usd_per_hour AS measured
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-        UNION ALL SELECT run_key, target_id, concurrency, 'output_tokens_per_s', output_tokens_per_s
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-        UNION ALL SELECT run_key, target_id, concurrency, 'requests_per_s', requests_per_s
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-        UNION ALL SELECT run_key, target_id, concurrency, 'usd_per_m_output_tokens', usd_per_m_output_tokens
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-        UNION ALL SELECT run_key, target_id, concurrency, 'usd_per_m_total_tokens', usd_per_m_total_tokens
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-        UNION ALL SELECT run_key, target_id, concurrency, 'usd_per_m_headline', usd_per_m_headline
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-        UNION ALL SELECT run_key, target_id, concurrency, 'e2e_ms_p50', e2e_ms_p50
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-        UNION ALL SELECT run_key, target_id, concurrency, 'ttft_ms_p50', ttft_ms_p50
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-        UNION ALL SELECT run_key, target_id, concurrency, 'tpot_ms_p50', tpot_ms_p50
-        FROM llmbench.price_performance WHERE arrival_rate_rps = 0
-    ) f ON f.run_key = rr.run_key AND f.target_id = rr.target_id AND f.metric = rr.metric
-       AND (rr.concurrency IS NULL OR f.concurrency = rr.concurrency)
+    JOIN llmbench.price_performance pp
+      ON pp.run_key = rr.run_key AND pp.target_id = rr.target_id AND pp.arrival_rate_rps = 0
+     AND (rr.concurrency IS NULL OR pp.concurrency = rr.concurrency)
     GROUP BY rr.run_key, rr.reference_index
 ) m ON m.run_key = r.run_key AND m.reference_index = r.reference_index;
 
