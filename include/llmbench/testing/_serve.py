@@ -4,8 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator, Callable
 
+import aiohttp
 from aiohttp import web
+
+
+def upstream_session(
+    session_key: web.AppKey[aiohttp.ClientSession], config_key: web.AppKey[dict]
+) -> Callable[[web.Application], AsyncIterator[None]]:
+    """A cleanup context that gives a proxying test server one client session to its upstream for
+    its lifetime. Keep-alive keeps the extra hop cheap; llama-server closes reused connections, so
+    the app's config `upstream_keep_alive=False` proxies it with a fresh connection per request."""
+
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        fresh = not app[config_key].get("upstream_keep_alive", True)
+        app[session_key] = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, force_close=fresh), timeout=aiohttp.ClientTimeout(total=None)
+        )
+        yield
+        await app[session_key].close()
+
+    return ctx
 
 
 class BackgroundServer:

@@ -45,6 +45,7 @@ import aiohttp
 from aiohttp import web
 
 from llmbench.sagemaker_stream import EVENTSTREAM
+from llmbench.testing._serve import upstream_session
 from llmbench.testing.eventstream import event_frame, exception_frame
 
 CONFIG = web.AppKey("bedrock_config", dict)
@@ -323,17 +324,6 @@ async def _stats(request: web.Request) -> web.Response:
     return web.json_response(request.app[STATS])
 
 
-async def _session(app: web.Application):
-    # llama-server closes reused keep-alive connections: upstream_keep_alive=False gives it a
-    # fresh connection per request.
-    fresh = not app[CONFIG].get("upstream_keep_alive", True)
-    app[SESSION] = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=0, force_close=fresh), timeout=aiohttp.ClientTimeout(total=None)
-    )
-    yield
-    await app[SESSION].close()
-
-
 def make_app(
     upstream: str | None,
     access_key: str,
@@ -385,7 +375,7 @@ def make_app(
         "per_model": {},  # requests per model id that a throttle_models entry counts
         "faulted_per_model": {},  # requests per model id that a fault_models entry counts
     }
-    app.cleanup_ctx.append(_session)
+    app.cleanup_ctx.append(upstream_session(SESSION, CONFIG))
     app.router.add_post("/model/{model_id}/converse-stream", converse_stream)
     app.router.add_get("/bedrock/stats", _stats)
     return app

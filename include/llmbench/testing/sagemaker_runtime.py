@@ -27,6 +27,7 @@ import aiohttp
 from aiohttp import web
 
 from llmbench.sagemaker_stream import EVENTSTREAM
+from llmbench.testing._serve import upstream_session
 from llmbench.testing.eventstream import exception_frame, payload_part
 
 CONFIG = web.AppKey("config", dict)
@@ -156,17 +157,6 @@ async def _calibrated(request: web.Request, body: bytes, cfg: dict, stats: dict)
     return resp
 
 
-async def _session(app: web.Application):
-    # Keep-alive to the upstream keeps the extra hop cheap; llama-server closes reused
-    # connections, so it is proxied with a fresh connection per request (upstream_keep_alive=False).
-    fresh = not app[CONFIG].get("upstream_keep_alive", True)
-    app[SESSION] = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=0, force_close=fresh), timeout=aiohttp.ClientTimeout(total=None)
-    )
-    yield
-    await app[SESSION].close()
-
-
 def make_app(
     upstream: str | None,
     access_key: str,
@@ -198,7 +188,7 @@ def make_app(
         **faults,
     }
     app[STATS] = {"accepted": 0, "rejected": 0, "frames": 0}
-    app.cleanup_ctx.append(_session)
+    app.cleanup_ctx.append(upstream_session(SESSION, CONFIG))
     app.router.add_post("/endpoints/{name}/invocations-response-stream", invoke_stream)
     return app
 
