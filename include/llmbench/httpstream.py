@@ -185,6 +185,7 @@ class _Reads:
         self.watch_end = False  # keep-alive: find the response's end from its framing
         self._framing: tuple[str, int] | None = None
         self._body_bytes = 0
+        self._chunks = ChunkScan()  # a chunked body's framing, followed read by read
         self.max_bytes: int | None = None  # the request's byte budget (None: unbounded)
         self.deadline_ns: int | None = None  # the request's hard deadline, perf_counter_ns
         self._total = 0
@@ -229,8 +230,8 @@ class _Reads:
             self.done.set_result((_perf_ns(), outcome))
 
     def _ended(self, data: bytes) -> bool:
-        # Cheap in the common case: a length count, or a look at the read's last bytes; the full
-        # decode runs only when a read ends the way a chunked terminator ends.
+        # Cheap: a length count, or the chunked framing followed read by read (ChunkScan), never
+        # a decode of the whole response on the event loop.
         if self._framing is None:
             raw = b"".join(d for _, d in self.reads)
             end = raw.find(b"\r\n\r\n")
@@ -241,17 +242,63 @@ class _Reads:
             except ValueError:
                 return True  # undecodable: end here, decode_response says why
             self._body_bytes = len(raw) - end - 4
+            self._chunks = ChunkScan()
+            data = raw[end + 4 :]
         else:
             self._body_bytes += len(data)
         kind, length = self._framing
         if kind == "length":
             return self._body_bytes >= length
-        return (
-            kind == "chunked"
-            and self._body_bytes > 0
-            and data.endswith(b"\r\n\r\n")
-            and decode_response(self.reads).complete
-        )
+        return kind == "chunked" and self._chunks.feed(data)
+
+
+class ChunkScan:
+    """Where a chunked body's terminating chunk is, found read by read: each read is scanned once
+    (chunk data is skipped by its size, only size lines and trailers are looked at), so finding a
+    response's end costs the same whether it has one chunk or ten thousand. feed(data) is True
+    once the last chunk and the trailer section's end have arrived, or the framing is broken
+    (decode_response then says why)."""
+
+    __slots__ = ("skip", "line", "trailers")
+
+    def __init__(self) -> None:
+        self.skip = 0  # chunk data (and its CRLF) still to come
+        self.line = b""  # a size line (or the trailers) begun in an earlier read
+        self.trailers = False  # the zero-size chunk arrived: waiting for the empty line
+
+    def feed(self, data: bytes) -> bool:
+        pos, n = 0, len(data)
+        while pos < n:
+            if self.skip:
+                take = min(self.skip, n - pos)
+                pos += take
+                self.skip -= take
+                continue
+            buf = self.line + data[pos:] if self.line else data[pos:]
+            if self.trailers:  # after "0\r\n": optional trailer lines, then an empty line
+                if buf.startswith(b"\r\n") or b"\r\n\r\n" in buf:
+                    return True
+                self.line = buf[-(HEAD_MAX_BYTES):]
+                return len(buf) > HEAD_MAX_BYTES
+            eol = buf.find(b"\r\n")
+            if eol < 0:
+                self.line = buf
+                return len(buf) > 1024  # no chunk size line is this long
+            consumed = eol + 2 - len(self.line)  # of this read
+            size_text = buf[:eol].split(b";", 1)[0].strip()
+            self.line = b""
+            pos += consumed
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                return True
+            if size == 0:
+                self.trailers = True
+                if pos < n:
+                    continue
+                return False
+            self.skip = size + 2
+        return False
 
 
 class _Stream(_Reads, asyncio.Protocol):

@@ -18,6 +18,8 @@ processes (run_level_split). The sweep over levels, and its files, is sweep.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import itertools
 import json
 import os
@@ -29,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from llmbench.backends.base import Endpoint
-from llmbench.httpstream import DeadlinePassed, ResponseTooLarge, StreamClient, decode_response
+from llmbench.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
 from llmbench.lifetime import die_with_parent
 from llmbench.records import RequestRecord
-from llmbench.recordworker import RecordBuilder
+from llmbench.recordworker import FAILED_KEEP_BYTES, RecordBuilder, first_bytes
 from llmbench.workload import (
     DEFAULT_BYTES_PER_REQUEST,
     Length,
@@ -108,20 +110,11 @@ class PoissonArrivals:
 Schedule = ClosedLoop | PoissonArrivals
 
 
-# What a timed-out request hands on to its record (the first tokens' times): at most this much of
-# its body, however much arrived before the deadline.
-FAILED_KEEP_BYTES = 1 << 20
+# Raw reads a timed-out request hands on (decoded in the record builder, which keeps at most
+# recordworker.FAILED_KEEP_BYTES of its body): the head's allowance on top.
+FAILED_KEEP_RAW_BYTES = FAILED_KEEP_BYTES + HEAD_MAX_BYTES
 
-
-def first_bytes(pieces: list[tuple[int, bytes]], limit: int) -> list[tuple[int, bytes]]:
-    """The first `limit` bytes of timestamped body pieces."""
-    out, have = [], 0
-    for t_ns, data in pieces:
-        if have >= limit:
-            break
-        out.append((t_ns, data[: limit - have]))
-        have += len(out[-1][1])
-    return out
+Exchange = tuple[int, int, list[tuple[int, bytes]], str, str | None]
 
 
 async def send_one(
@@ -130,13 +123,14 @@ async def send_one(
     body: bytes,
     timeout_s: float,
     max_bytes: int = DEFAULT_BYTES_PER_REQUEST,
-) -> tuple[int, int, int | None, list[tuple[int, bytes]], str | None, str | None]:
-    """Send one streaming request on this worker's connection. Returns (send_ns, end_ns,
-    http_status, chunks, error_kind, error_detail); `chunks` are the response body's bytes as
-    read, timestamped (httpstream: one stamp per read, decoded after the response ended). Never
-    raises for anything the server or network does. A response of more than max_bytes ends as
-    response_too_large (nothing of it is handed on); timeout_s is a hard deadline, held however
-    fast bytes arrive."""
+) -> Exchange:
+    """Send one streaming request on this worker's connection. Returns (send_ns, end_ns, reads,
+    ended, ended_detail): the connection's reads as they came, timestamped and undecoded, and how
+    the exchange ended (recordworker.ENDINGS). Nothing is decoded here: the framing, status and
+    body are the record builder's (recordworker.classify), so that responses ending together do
+    not hold up the loop. Never raises for anything the server or network does. A response of
+    more than max_bytes ends as too_large (only its first read is handed on); timeout_s is a hard
+    deadline, held however fast bytes arrive."""
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **endpoint.headers}
     if endpoint.signer is not None:
         headers = endpoint.signer.sign(endpoint.url, body, headers)  # before the clock starts
@@ -148,31 +142,14 @@ async def send_one(
             raise TimeoutError
     except TimeoutError:
         now = time.perf_counter_ns()
-        resp = decode_response(client.reads)
-        return (
-            (client.sent_ns or now),
-            now,
-            resp.status,
-            first_bytes(resp.body, FAILED_KEEP_BYTES),
-            "timeout",
-            f"no complete response within {timeout_s}s",
-        )
+        kept = first_bytes(client.reads, FAILED_KEEP_RAW_BYTES)
+        return (client.sent_ns or now), now, kept, "timeout", f"no complete response within {timeout_s}s"
     except (OSError, ssl.SSLError) as e:  # no connection could be made
         now = time.perf_counter_ns()
-        return now, now, None, [], "connection", f"{type(e).__name__}: {e}"[:300]
+        return now, now, [], "connection", f"{type(e).__name__}: {e}"[:300]
     if isinstance(outcome, ResponseTooLarge):
-        return send_ns, end_ns, decode_response(reads[:1]).status, [], "response_too_large", str(outcome)
-    resp = decode_response(reads)
-    if resp.status is None:
-        kind = "connection" if not reads else "stream_error"
-        return send_ns, end_ns, None, [], kind, f"{type(outcome).__name__}: {outcome}"[:300] if outcome else resp.error
-    if resp.status != 200:
-        text = b"".join(d for _, d in resp.body)[:300].decode("utf-8", "replace")
-        return send_ns, end_ns, resp.status, [], "http_status", f"HTTP {resp.status}: {text}"
-    if resp.error or not resp.complete:
-        why = resp.error or f"connection closed mid-response ({type(outcome).__name__}: {outcome})"
-        return send_ns, end_ns, resp.status, resp.body, "stream_error", why[:300]
-    return send_ns, end_ns, resp.status, resp.body, None, None
+        return send_ns, end_ns, reads[:1], "too_large", str(outcome)
+    return send_ns, end_ns, reads, "done", f"{type(outcome).__name__}: {outcome}"[:300] if outcome else None
 
 
 PREBUILT_BODIES = 10_000
@@ -286,7 +263,7 @@ async def run_level(
             else:
                 client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
                 opened.append(client)
-            send_ns, end_ns, status, lines, kind, detail = await send_one(
+            send_ns, end_ns, reads, ended, ended_detail = await send_one(
                 client, endpoint, payload, timeout_s, max_response_bytes
             )
             # The record is built in the helper process; the stream goes on at once.
@@ -299,10 +276,9 @@ async def run_level(
                     end_ns=end_ns,
                     # waiting on the client itself; connecting is the server's (or network's) time
                     send_lag_ns=max(0, send_ns - due_ns - client.connect_ns),
-                    http_status=status,
-                    lines=lines,
-                    error_kind=kind,
-                    error_detail=detail,
+                    reads=reads,
+                    ended=ended,
+                    ended_detail=ended_detail,
                     wire=endpoint.wire,
                     repeat=repeat,
                     arrival_rate_rps=rate,
@@ -346,14 +322,32 @@ async def _with_record_builder(on_record: OnRecord, drive) -> tuple[list[Request
     # TaskGroups, not gather: if a request or the record delivery raises (disk full, a drill),
     # everything else is cancelled at once instead of measuring on after the sweep has failed.
     try:
-        async with asyncio.TaskGroup() as tg:
-            tg.create_task(builder.read())
-            tg.create_task(drive_then_finish())
+        with no_full_collections():
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(builder.read())
+                tg.create_task(drive_then_finish())
     except BaseExceptionGroup as group:
         raise _first_failure(group) from None
     finally:
         await builder.close()
     return records, time.process_time() - cpu0 + builder.cpu_s
+
+
+@contextlib.contextmanager
+def no_full_collections() -> Iterator[None]:
+    """No full (oldest-generation) garbage collection while a level runs: one scans every object
+    the process holds (Airflow's, the imports', the level's records) and stopped the loop for 60
+    to 110 ms in a 256-stream level, every stream's reads and sends waiting behind it. What
+    existed before the level is frozen (never scanned again until unfrozen), the young
+    generations are still collected as usual, and the full collection runs after the level."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(threshold[0], threshold[1], 1 << 30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
 
 
 def _first_failure(group: BaseExceptionGroup) -> BaseException:
