@@ -172,6 +172,74 @@ def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
     }
 
 
+def schedule_output_tokens_per_s(concurrency: int, ttft_ms: float, itl_ms: float, output_tokens: int) -> float:
+    """The ideal throughput of a closed loop: `concurrency` streams against a server with a fixed
+    TTFT T, inter-token latency I and N output tokens per request, every stream sending its next
+    request the instant its previous one ended: C * N / (T + (N - 1) * I), in tokens per second."""
+    if concurrency < 1 or output_tokens < 1 or ttft_ms < 0 or itl_ms < 0 or ttft_ms + itl_ms <= 0:
+        raise ValueError("concurrency and output_tokens must be >= 1, ttft_ms and itl_ms >= 0, not both 0")
+    return concurrency * output_tokens / ((ttft_ms + (output_tokens - 1) * itl_ms) / 1000.0)
+
+
+def schedule_deficit_pct(achieved: float | None, ideal: float) -> float | None:
+    """How far below the schedule's ideal an achieved throughput stayed, in percent of the ideal
+    (negative: above it)."""
+    if achieved is None or ideal <= 0:
+        return None
+    return 100.0 * (1.0 - achieved / ideal)
+
+
+def turnaround_ms(records: Iterable[Any]) -> list[float]:
+    """A closed loop's turnaround: for each stream (records with the same repeat and worker >= 0;
+    open-loop records, worker -1, have no stream), its requests in send order, and for each
+    consecutive pair the time from the completion of one (end_ns) to the send of the next
+    (send_ns), in ms. What the client spends turning a finished request into the next one: a
+    schedule's ideal throughput assumes 0. Takes anything with repeat, worker, send_ns and end_ns
+    (RequestRecord, or a namespace over a requests.jsonl row)."""
+    streams: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for r in records:
+        if r.worker is None or r.worker < 0:
+            continue
+        streams.setdefault((r.repeat or 0, r.worker), []).append((r.send_ns, r.end_ns))
+    gaps: list[float] = []
+    for reqs in streams.values():
+        reqs.sort()
+        gaps.extend((nxt[0] - prev[1]) / NS_PER_MS for prev, nxt in zip(reqs, reqs[1:], strict=False))
+    return gaps
+
+
+def offered_load(
+    records: Sequence[Any],
+    concurrency: int,
+    ttft_ms: float,
+    itl_ms: float,
+    output_tokens: int,
+    achieved_output_tokens_per_s: float | None,
+    achieved_concurrency: float | None = None,
+) -> dict[str, Any]:
+    """A closed-loop level held against its schedule: the ideal throughput
+    (schedule_output_tokens_per_s), the achieved one, the deficit in percent
+    (schedule_deficit_pct), the achieved concurrency, and the turnaround's p50, p99 and max in ms
+    (turnaround_ms; None when no stream sent twice)."""
+    ideal = schedule_output_tokens_per_s(concurrency, ttft_ms, itl_ms, output_tokens)
+    gaps = np.asarray(turnaround_ms(records), dtype=float)
+    p50, p99, top = (
+        (float(np.percentile(gaps, 50)), float(np.percentile(gaps, 99)), float(gaps.max()))
+        if gaps.size
+        else (None, None, None)
+    )
+    return {
+        "schedule_output_tokens_per_s": ideal,
+        "output_tokens_per_s": achieved_output_tokens_per_s,
+        "schedule_deficit_pct": schedule_deficit_pct(achieved_output_tokens_per_s, ideal),
+        "achieved_concurrency": achieved_concurrency,
+        "turnaround_ms_p50": p50,
+        "turnaround_ms_p99": p99,
+        "turnaround_ms_max": top,
+        "turnarounds": int(gaps.size),
+    }
+
+
 def client_saturated(client_cpu_pct: float | None, send_lag_ms_p99: float | None) -> bool:
     """True when the load generator, not the server, may have set the pace of a level."""
     return bool(
