@@ -84,6 +84,8 @@ bench: venv
 	$(BIN)/python benchmarks/client_fidelity.py
 	$(BIN)/python benchmarks/sustained_load.py
 	$(BIN)/python benchmarks/seed_reproduction.py
+	$(BIN)/python benchmarks/offered_load.py
+	$(BIN)/python benchmarks/pipeline_overhead.py
 
 lock:
 	$(BIN)/uv pip compile --python-version 3.11 requirements.in -o requirements.txt
