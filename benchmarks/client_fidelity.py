@@ -24,7 +24,9 @@ import time
 import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
+from llmbench import metrics
 from llmbench.backends.base import Endpoint
 from llmbench.loadgen import client_processes
 from llmbench.sweep import run_sweep
@@ -60,7 +62,7 @@ def one(server: ServerProcess, streams: int, per_stream: int, processes: int, wo
     wall_s = time.monotonic() - t0
     server_cpu_pct = 100 * (sum(server_proc.cpu_times()[:2]) - cpu0) / wall_s
     srv = _record(server.url)
-    schedule_tps = streams * TOKENS / ((TTFT_MS + (TOKENS - 1) * ITL_MS) / 1000)
+    schedule_tps = metrics.schedule_output_tokens_per_s(streams, TTFT_MS, ITL_MS, TOKENS)
     row = {
         "streams": streams, "client_processes": processes,
         "client_cores": ",".join(str(c) for c in sorted(os.sched_getaffinity(0))), "requests": lv["requests_attempted"],
@@ -80,6 +82,16 @@ def one(server: ServerProcess, streams: int, per_stream: int, processes: int, wo
         "send_lag_ms_p99": round(lv["send_lag_ms_p99"], 2),
         "server_late_vs_schedule_ms_p50": round(srv["ttft_ms_p50"] - TTFT_MS, 1),
     }
+    # Against the schedule too: C * N / (T + (N - 1) * I), and the closed loop's turnaround
+    # (per stream: a request's completion -> the next send), from the sweep's requests.jsonl.
+    records = [SimpleNamespace(**json.loads(line)) for line in (work / "requests.jsonl").open()]
+    load = metrics.offered_load(records, streams, TTFT_MS, ITL_MS, TOKENS, lv["output_tokens_per_s"])
+    row.update({
+        "deficit_vs_schedule_pct": round(load["schedule_deficit_pct"], 2),
+        "achieved_concurrency": round(lv["achieved_concurrency"], 1),
+        **{k: (round(load[k], 2) if load[k] is not None else None)
+           for k in ("turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max")},
+    })
     row["within_bounds"] = (abs(row["tps_error_pct"]) <= BOUNDS["tps_error_pct"]
                             and row["ttft_p50_excess_ms"] <= BOUNDS["ttft_p50_excess_ms"]
                             and abs(row["itl_mean_error_pct"]) <= BOUNDS["itl_mean_error_pct"])
@@ -124,7 +136,9 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     Path(a.out + ".json").write_text(json.dumps(result, indent=2) + "\n")
     cols = ["streams", "client_processes", "client_cores", "requests_failed", "output_tps_client", "output_tps_server",
-            "output_tps_schedule", "tps_error_pct", "ttft_ms_p50_client", "ttft_ms_p50_server", "ttft_ms_p99_client",
+            "output_tps_schedule", "tps_error_pct", "deficit_vs_schedule_pct", "achieved_concurrency",
+            "turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max", "ttft_ms_p50_client", "ttft_ms_p50_server",
+            "ttft_ms_p99_client",
             "ttft_ms_p99_server", "itl_ms_mean_client", "itl_ms_mean_server", "itl_ms_p99_client",
             "itl_ms_p99_server", "client_cpu_pct", "server_cpu_pct", "client_saturated", "within_bounds"]
     table = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n" + "\n".join(

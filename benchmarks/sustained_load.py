@@ -18,7 +18,9 @@ import resource
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
+from llmbench import metrics
 from llmbench.backends.base import Endpoint
 from llmbench.sweep import run_sweep
 from llmbench.testing._serve import ServerProcess
@@ -51,7 +53,10 @@ def main() -> None:
         lv = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), workload, work).levels[0]
         wall_s = time.monotonic() - t0
     jsonl_lines = sum(1 for _ in (work / "requests.jsonl").open())
-    true_tps = a.streams * TOKENS / (TTFT_MS / 1000 + (TOKENS - 1) * ITL_MS / 1000)
+    true_tps = metrics.schedule_output_tokens_per_s(a.streams, TTFT_MS, ITL_MS, TOKENS)
+    # the closed loop's turnaround: per stream, a request's completion -> its next send
+    records = [SimpleNamespace(**json.loads(line)) for line in (work / "requests.jsonl").open()]
+    load = metrics.offered_load(records, a.streams, TTFT_MS, ITL_MS, TOKENS, lv["output_tokens_per_s"])
     result = {
         "benchmark": "sustained_load",
         "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -69,6 +74,9 @@ def main() -> None:
         "client_cpu_pct": round(lv["client_cpu_pct"], 1),
         "client_saturated": bool(lv["client_saturated"]),
         "achieved_concurrency": round(lv["achieved_concurrency"], 1),
+        "deficit_vs_schedule_pct": round(load["schedule_deficit_pct"], 2),
+        **{k: round(load[k], 2) for k in ("turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max")
+           if load[k] is not None},
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     Path(a.out + ".json").write_text(json.dumps(result, indent=2) + "\n")
