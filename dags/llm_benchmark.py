@@ -45,8 +45,12 @@ MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm
 # pool slot) back between looks. Local: a target's deploy waits until no other local target of the
 # run has a server alive, so two targets' servers never overlap (the pool alone serialises tasks,
 # not a target's deploy-to-teardown lifetime).
+# No look comes sooner than 20 s: a reschedule-mode sensor whose poke's success reaches the
+# scheduler (CeleryExecutor: through the result backend, seconds late under load) after its next
+# look was already scheduled is failed by the scheduler as killed externally (apache/airflow
+# #71172, open). 5 s lost the waiting local target of a Celery run that way.
 BACKEND_GROUPS: dict[str, tuple[str | None, int | None, int | None]] = {
-    "local": (LOCAL_POOL, 5, None),
+    "local": (LOCAL_POOL, 30, None),
     "sagemaker": (SAGEMAKER_DEPLOY_POOL, 60, 20),
     "ec2": (EC2_DEPLOY_POOL, 60, 20),
     "openai": (None, None, None),

@@ -42,6 +42,11 @@ def test_llm_benchmark_shape(dagbag):
         assert dag.get_task(f"local.{s}").pool == "llmbench_local"
     # ... and a local target's deploy waits (slot handed back) while another's server is alive.
     assert dag.get_task("local.deploy").mode == "reschedule"
+    # No reschedule-mode sensor looks again within 20 s: a late executor success for the previous
+    # look would fail it (apache/airflow#71172).
+    for t in dag.tasks:
+        if getattr(t, "mode", None) == "reschedule":
+            assert t.poke_interval >= 20, t.task_id
     # SageMaker: deploys one at a time (atomic quota check), waits that hand their slot back.
     sm_deploy, sm_wait = dag.get_task("sagemaker.deploy"), dag.get_task("sagemaker.wait_ready")
     assert sm_deploy.pool == "llmbench_sagemaker_deploy"
