@@ -90,10 +90,17 @@ def breakdown(t0: float, t_end: float, tis: list[dict[str, Any]], spans: list[di
     sweeps = [s for s in spans if s["stage"] == "sweep"]
     sweep_s = union_s([(s["start"], s["end"]) for s in sweeps])
     wall_s = t_end - t0
+    # Each stage belongs to the task instance it overlaps most (its task's process wrote it).
+    owner: dict[int, int] = {}
+    for k, s in enumerate(spans):
+        overlaps = [(min(s["end"], ti["end"] or t_end) - max(s["start"], ti["start"]), i) for i, ti in enumerate(tis)]
+        best, i = max(overlaps, default=(0.0, -1))
+        if i >= 0 and best > 0.5 * (s["end"] - s["start"]):
+            owner[k] = i
     tasks = []
-    for ti in tis:
+    for i, ti in enumerate(tis):
         end = ti["end"] or t_end
-        inside = [s for s in spans if s["start"] >= ti["start"] - 0.5 and s["end"] <= end + 0.5]
+        inside = [s for k, s in enumerate(spans) if owner.get(k) == i]
         stage_s = union_s([(s["start"], s["end"]) for s in inside])
         swept = union_s([(s["start"], s["end"]) for s in inside if s["stage"] == "sweep"])
         tasks.append({

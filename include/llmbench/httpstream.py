@@ -21,6 +21,7 @@ import asyncio
 import socket
 import ssl
 import struct
+import sys
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -334,7 +335,10 @@ class _Stream(_Reads, asyncio.Protocol):
             self.transport.close()
 
 
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux (Python 3.11's socket module does not name it)
+# Plain TCP reads carry the kernel's receive stamps on Linux. (Until issue 17 this asked the socket
+# module for SO_TIMESTAMPNS, which Python 3.11 does not name: every read was stamped by the loop.)
+KERNEL_STAMPS = sys.platform.startswith("linux")
 _TS = struct.Struct("qq")
 
 
@@ -376,7 +380,10 @@ class _KernelStamped(_Reads):
         self.lost(exc)
 
     def send(self, data: bytes) -> None:
-        sent = self.sock.send(data)  # a request fits the socket's buffer; if not, the rest follows
+        try:
+            sent = self.sock.send(data)  # a request fits the socket's buffer; if not, the rest follows
+        except (BlockingIOError, InterruptedError):
+            sent = 0
         if sent < len(data):
             self.loop.create_task(self.loop.sock_sendall(self.sock, data[sent:]))
 
@@ -410,7 +417,7 @@ class StreamClient:
     async def _connect(self) -> _Stream | _KernelStamped:
         loop = asyncio.get_running_loop()
         t = self.target
-        if t.ssl is not None or not hasattr(socket, "SO_TIMESTAMPNS"):
+        if t.ssl is not None or not KERNEL_STAMPS:
             _, stream = await loop.create_connection(
                 _Stream, t.host, t.port, ssl=t.ssl, server_hostname=t.host if t.ssl else None
             )
