@@ -231,12 +231,8 @@ def tokenizer_dir(python: Path) -> tuple[Path | None, str]:
     return tok, ""
 
 
-def run_aiperf(url: str, streams: int, requests: int, work: Path) -> dict[str, Any]:
-    name = f"AIPerf {PEERS['aiperf']}"
-    bindir, why = peer_venv("aiperf", PEERS["aiperf"])
-    tok, why_tok = tokenizer_dir(bindir / "python") if bindir else (None, "")
-    if bindir is None or tok is None:
-        return row(name, streams, requests, {}, note=why or why_tok)
+def aiperf(bindir: Path, tok: Path, url: str, streams: int, requests: int, work: Path) -> tuple[list[str], Any]:
+    """AIPerf's command, and how to read its figures once it ran."""
     art = work / "aiperf"
     shutil.rmtree(art, ignore_errors=True)
     cmd = [str(bindir / "aiperf"), "profile", "--model", "paced", "--url", url, "--endpoint-type", "chat",
@@ -244,68 +240,78 @@ def run_aiperf(url: str, streams: int, requests: int, work: Path) -> dict[str, A
            "--synthetic-input-tokens-mean", str(INPUT_TOKENS), "--synthetic-input-tokens-stddev", "0",
            "--output-tokens-mean", str(TOKENS), "--output-tokens-stddev", "0", "--tokenizer", str(tok),
            "--ui", "none", "--artifact-dir", str(art)]  # fmt: skip
-    paced.fetch_record(url, reset=True)
-    run = timed(pinned(cmd), work / "aiperf.log")
-    export = art / "profile_export_aiperf.json"
-    if run["rc"] != 0 or not export.exists():
-        return row(name, streams, requests, run, note=f"exit {run['rc']}: {tail(work / 'aiperf.log')}")
-    d = json.loads(export.read_text())
-    starts, ends, busy = [], [], 0.0
-    per_request = art / "profile_export.jsonl"
-    if per_request.exists():
-        for line in per_request.open():
+
+    def figures() -> dict[str, Any]:
+        d = json.loads((art / "profile_export_aiperf.json").read_text())
+        starts, ends, busy = [], [], 0.0
+        per_request = art / "profile_export.jsonl"
+        for line in per_request.open() if per_request.exists() else []:
             m = json.loads(line).get("metadata", {})
             if m.get("request_start_ns") and m.get("request_end_ns"):
                 starts.append(m["request_start_ns"])
                 ends.append(m["request_end_ns"])
                 busy += (m["request_end_ns"] - m["request_start_ns"]) / 1e9
-    window = (max(ends) - min(starts)) / 1e9 if starts else None
-    done = int(d.get("request_count", {}).get("avg") or 0)
-    return row(
-        name, streams, requests, run,
-        output_tps=d["output_token_throughput"]["avg"],
-        requests_failed=requests - done,
-        achieved_concurrency=busy / window if window else None,
-        ttft_ms_p50=d["time_to_first_token"]["p50"], ttft_ms_p99=d["time_to_first_token"]["p99"],
-        itl_ms_mean=d["inter_token_latency"]["avg"],
-        note="no stream id in its records: no turnaround", **server_figures(url),
-    )  # fmt: skip
+        window = (max(ends) - min(starts)) / 1e9 if starts else None
+        return {
+            "output_tps": d["output_token_throughput"]["avg"],
+            "requests_failed": requests - int(d.get("request_count", {}).get("avg") or 0),
+            "achieved_concurrency": busy / window if window else None,
+            "ttft_ms_p50": d["time_to_first_token"]["p50"],
+            "ttft_ms_p99": d["time_to_first_token"]["p99"],
+            "itl_ms_mean": d["inter_token_latency"]["avg"],
+        }
+
+    return cmd, figures
 
 
-def run_guidellm(url: str, streams: int, requests: int, work: Path) -> dict[str, Any]:
-    name = f"GuideLLM {PEERS['guidellm']}"
-    bindir, why = peer_venv("guidellm", PEERS["guidellm"])
-    tok, why_tok = tokenizer_dir(bindir / "python") if bindir else (None, "")
-    if bindir is None or tok is None:
-        return row(name, streams, requests, {}, note=why or why_tok)
+def guidellm(bindir: Path, tok: Path, url: str, streams: int, requests: int, work: Path) -> tuple[list[str], Any]:
+    """GuideLLM's command, and how to read its figures once it ran."""
     out = work / "guidellm.json"
     out.unlink(missing_ok=True)
     cmd = [str(bindir / "guidellm"), "run", "--backend", f"kind=openai_http,target={url},model={tok}",
            "--profile", f"kind=concurrent,streams={streams}", "--constraint", f"kind=max_requests,count={requests}",
            "--data", f"kind=synthetic_text,prompt_tokens={INPUT_TOKENS},output_tokens={TOKENS}",
            "--output", f"kind=json,path={out}", "--disable-console-interactive"]  # fmt: skip
+
+    def figures() -> dict[str, Any]:
+        b = json.loads(out.read_text())["benchmarks"][0]
+        ok = {k: v["successful"] for k, v in b["metrics"].items() if isinstance(v, dict) and "successful" in v}
+        ttft = ok["time_to_first_token_ms"]
+        return {
+            "output_tps": ok["output_token_count"]["total_sum"] / b["duration"],
+            "requests_failed": requests - int(ttft["count"]),
+            "achieved_concurrency": ok["request_concurrency"]["mean"],
+            "ttft_ms_p50": ttft["percentiles"]["p50"],
+            "ttft_ms_p99": ttft["percentiles"]["p99"],
+            "itl_ms_mean": ok["inter_token_latency_ms"]["mean"],
+        }
+
+    return cmd, figures
+
+
+PEER_RUNS = {"aiperf": ("AIPerf", aiperf), "guidellm": ("GuideLLM", guidellm)}
+
+
+def run_peer(peer: str, url: str, streams: int, requests: int, work: Path) -> dict[str, Any]:
+    """One peer's row: installed on first use, run pinned like llmbench, read from its export."""
+    label, make = PEER_RUNS[peer]
+    name = f"{label} {PEERS[peer]}"
+    bindir, why = peer_venv(peer, PEERS[peer])
+    tok, why_tok = tokenizer_dir(bindir / "python") if bindir else (None, "")
+    if bindir is None or tok is None:
+        return row(name, streams, requests, {}, note=why or why_tok)
+    cmd, figures = make(bindir, tok, url, streams, requests, work)
     paced.fetch_record(url, reset=True)
-    run = timed(pinned(cmd), work / "guidellm.log")
-    if run["rc"] != 0 or not out.exists():
-        return row(name, streams, requests, run, note=f"exit {run['rc']}: {tail(work / 'guidellm.log')}")
-    b = json.loads(out.read_text())["benchmarks"][0]
-    m = b["metrics"]
-
-    def ok(metric: str) -> dict[str, Any]:
-        return m[metric]["successful"]
-
-    tokens = ok("output_token_count")["total_sum"]
-    done = int(ok("time_to_first_token_ms")["count"])
-    return row(
-        name, streams, requests, run,
-        output_tps=tokens / b["duration"],
-        requests_failed=requests - done,
-        achieved_concurrency=ok("request_concurrency")["mean"],
-        ttft_ms_p50=ok("time_to_first_token_ms")["percentiles"]["p50"],
-        ttft_ms_p99=ok("time_to_first_token_ms")["percentiles"]["p99"],
-        itl_ms_mean=ok("inter_token_latency_ms")["mean"],
-        note="no stream id in its records: no turnaround", **server_figures(url),
-    )  # fmt: skip
+    log = work / f"{peer}.log"
+    run = timed(pinned(cmd), log)
+    try:
+        got = figures() if run["rc"] == 0 else None
+    except (OSError, KeyError, ValueError, IndexError) as e:
+        return row(name, streams, requests, run, note=f"its export: {type(e).__name__}: {e}"[:300])
+    if got is None:
+        return row(name, streams, requests, run, note=f"exit {run['rc']}: {tail(log)}")
+    return row(name, streams, requests, run, note="no stream id in its records: no turnaround",
+               **got, **server_figures(url))  # fmt: skip
 
 
 COLUMNS = ["client", "streams", "requests_failed", "output_tps", "schedule_tps", "deficit_pct",
@@ -360,12 +366,11 @@ def main() -> None:
             rows.append(run_llmbench(server.url, a.streams, a.requests, work, keep_alive=True))
             print(json.dumps(rows[-1]), flush=True)
         for peer in peers:
-            runner = {"aiperf": run_aiperf, "guidellm": run_guidellm}.get(peer)
-            if runner is None:
+            if peer not in PEER_RUNS:
                 rows.append(row(peer, a.streams, a.requests, {}, note="unknown peer"))
                 continue
             try:
-                rows.append(runner(server.url, a.streams, a.requests, work))
+                rows.append(run_peer(peer, server.url, a.streams, a.requests, work))
             except Exception as e:  # noqa: BLE001 (a peer that breaks is a row saying why, not a failed bench)
                 rows.append(row(peer, a.streams, a.requests, {}, note=f"{type(e).__name__}: {e}"[:300]))
             print(json.dumps(rows[-1]), flush=True)
