@@ -18,6 +18,8 @@ The clock of a request starts when its first byte is written to an open connecti
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import socket
 import ssl
 import struct
@@ -357,23 +359,30 @@ class _KernelStamped(_Reads):
     (SO_TIMESTAMPNS), so a token's time is when it reached this machine, however busy the event
     loop was when it got to the socket. A read of several segments carries the last one's stamp."""
 
+    READ_BYTES = 65536
+
     def __init__(self, sock: socket.socket) -> None:
         super().__init__()
+        self._buf = bytearray(self.READ_BYTES)
+        self._view = memoryview(self._buf)
+        self._into = [self._view]
         self.sock = sock
         self.loop = asyncio.get_running_loop()
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.loop.add_reader(sock.fileno(), self._readable)
 
     def _readable(self) -> None:
+        # Into one buffer per connection: recvmsg(262144) would allocate (and the allocator map
+        # and unmap) 256 KiB for every read of a few hundred bytes, a token's worth.
         try:
-            data, anc, _, _ = self.sock.recvmsg(262144, 64)
+            n, anc, _, _ = self.sock.recvmsg_into(self._into, 64)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as e:
             return self._gone(e)
-        if not data:
+        if not n:
             return self._gone(None)
-        self.got(received_ns(anc), data)
+        self.got(received_ns(anc), bytes(self._view[:n]))  # more waiting: the loop calls again
 
     def _gone(self, exc: Exception | None) -> None:
         self.close()
@@ -396,6 +405,31 @@ class _KernelStamped(_Reads):
         self.closed = True
 
 
+async def _connect_socket(loop: asyncio.AbstractEventLoop, sock: socket.socket, addr) -> None:
+    """A non-blocking connect to a resolved address, waiting for writability only if it did not
+    complete at once (loop.sock_connect resolves the address again, every time)."""
+    err = sock.connect_ex(addr)
+    if err == 0:
+        return
+    if err not in (errno.EINPROGRESS, errno.EAGAIN, errno.EWOULDBLOCK):
+        raise OSError(err, os.strerror(err))
+    done = loop.create_future()
+    fd = sock.fileno()
+
+    def writable() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_writer(fd, writable)
+    try:
+        await done
+    finally:
+        loop.remove_writer(fd)
+    err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if err:
+        raise OSError(err, f"connect to {addr}: {os.strerror(err)}")
+
+
 @dataclass
 class StreamClient:
     """One worker's connection to one endpoint, reused across its requests when keep_alive (and
@@ -410,6 +444,7 @@ class StreamClient:
     sent_ns: int | None = field(default=None, init=False)
     connect_ns: int = field(default=0, init=False)  # the last request's connecting time (0: reused)
     reads: list = field(default_factory=list, init=False)
+    _addrinfo: tuple | None = field(default=None, init=False)  # where target resolved to
 
     def __post_init__(self) -> None:
         self.target = Target.parse(self.url)
@@ -422,13 +457,14 @@ class StreamClient:
                 _Stream, t.host, t.port, ssl=t.ssl, server_hostname=t.host if t.ssl else None
             )
             return stream
-        infos = await loop.getaddrinfo(t.host, t.port, type=socket.SOCK_STREAM)
-        family, kind, proto_no, _, addr = infos[0]
+        if self._addrinfo is None:  # resolved once: a fresh connection per request pays no lookup
+            self._addrinfo = (await loop.getaddrinfo(t.host, t.port, type=socket.SOCK_STREAM))[0]
+        family, kind, proto_no, _, addr = self._addrinfo
         sock = socket.socket(family, kind, proto_no)
         try:
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            await loop.sock_connect(sock, addr)
+            await _connect_socket(loop, sock, addr)
         except BaseException:
             sock.close()
             raise
