@@ -85,11 +85,32 @@ def pinned(cmd: list[str]) -> list[str]:
     return ["taskset", "-c", str(CLIENT_CORE), *cmd] if (os.cpu_count() or 1) >= 2 else cmd
 
 
+SERVER_PID: int | None = None  # the paced server's process, once started (its CPU is not "others'")
+
+
+def _busy_s() -> float:
+    """CPU seconds every core of the machine spent busy since boot (/proc/stat)."""
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # less idle, iowait
+
+
+def _server_cpu_s() -> float:
+    if SERVER_PID is None:
+        return 0.0
+    import psutil
+
+    t = psutil.Process(SERVER_PID).cpu_times()
+    return t.user + t.system
+
+
 def timed(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout_s: float = 900) -> dict[str, Any]:
     """Run a client to completion: exit code, wall seconds, CPU seconds of it and every process it
-    waited for (getrusage of the children), the load average as it started."""
+    waited for (getrusage of the children), the load average as it started, and the CPU the rest
+    of the machine used meanwhile (every core's busy time less the client's and the server's, in %
+    of one core: the machine may be shared, and what others run is on the server's core too)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
+    busy0, server0 = _busy_s(), _server_cpu_s()
     t0 = time.monotonic()
     with log.open("w") as f:
         try:
@@ -99,7 +120,8 @@ def timed(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout_
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"rc": rc, "wall_s": wall, "cpu_s": cpu, "loadavg_1m": load}
+    others = (_busy_s() - busy0) - cpu - (_server_cpu_s() - server0)
+    return {"rc": rc, "wall_s": wall, "cpu_s": cpu, "loadavg_1m": load, "others_cpu_pct": 100 * max(0.0, others) / wall}
 
 
 def tail(log: Path, n: int = 3) -> str:
@@ -130,6 +152,7 @@ def row(client: str, streams: int, requests: int, run: dict[str, Any], **figures
         "client_cpu_pct": _r(100 * run["cpu_s"] / run["wall_s"] if run.get("wall_s") else None, 1),
         "wall_s": _r(run.get("wall_s"), 1),
         "loadavg_1m": _r(run.get("loadavg_1m"), 2),
+        "others_cpu_pct": _r(run.get("others_cpu_pct"), 1),
         "server_ttft_ms_p50": _r(figures.get("server_ttft_ms_p50"), 1),
         "note": figures.get("note", ""),
     }
@@ -317,7 +340,7 @@ def run_peer(peer: str, url: str, streams: int, requests: int, work: Path) -> di
 COLUMNS = ["client", "streams", "requests_failed", "output_tps", "schedule_tps", "deficit_pct",
            "achieved_concurrency", "ttft_p50_excess_ms", "ttft_p99_excess_ms", "itl_mean_error_pct",
            "turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max", "client_cpu_s", "client_cpu_pct",
-           "loadavg_1m", "within_targets", "note"]  # fmt: skip
+           "loadavg_1m", "others_cpu_pct", "within_targets", "note"]  # fmt: skip
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -335,7 +358,9 @@ def markdown(result: dict[str, Any]) -> str:
         "deficit_pct: 100 * (1 - output_tps / schedule_tps). ttft_*_excess_ms: the client's TTFT percentile "
         "minus the server's 100 ms. itl_mean_error_pct: the client's mean ITL against 10 ms. turnaround: per "
         "stream, completion of a request -> send of the next (llmbench's requests.jsonl). client_cpu: every "
-        "process of the client (its workers, the record builder), start-up included, over its wall time.\n\n"
+        "process of the client (its workers, the record builder), start-up included, over its wall time. "
+        "others_cpu_pct: what the rest of the machine used meanwhile (all cores busy, less client and server), "
+        "in % of one core: another user's load lands on the server's core too.\n\n"
         f"{table}\n"
     )
 
@@ -356,9 +381,11 @@ def main() -> None:
     server = ServerProcess("llmbench.testing.paced", "--ttft-ms", str(TTFT_MS), "--itl-ms", str(ITL_MS),
                            "--tokens", str(TOKENS), *core)  # fmt: skip
     peers = [x for x in a.peers.split(",") if x and x != "none"]
+    global SERVER_PID
     rows = []
     load_before = round(os.getloadavg()[0], 2)
     with server:
+        SERVER_PID = server.proc.pid
         for k in range(a.runs):
             rows.append(run_llmbench(server.url, a.streams, a.requests, work))
             print(json.dumps(rows[-1]), flush=True)
