@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -115,3 +116,14 @@ class ServerProcess:
         except Exception:
             self.proc.kill()
             self.proc.wait(10)
+
+
+def schedule_parser(description: str, port: int) -> argparse.ArgumentParser:
+    """The command line every schedule server takes (calibration, paced): where to listen and
+    the token schedule (--ttft-ms, --itl-ms, --tokens)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--port", type=int, default=port)
+    p.add_argument("--ttft-ms", type=float, default=100.0)
+    p.add_argument("--itl-ms", type=float, default=10.0)
+    p.add_argument("--tokens", type=int, default=256)
+    return p

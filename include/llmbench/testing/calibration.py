@@ -9,7 +9,6 @@ client error is measured against what the server did, not against what it was as
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import heapq
 import json
@@ -386,12 +385,9 @@ class CalibrationServer:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--port", type=int, default=8001)
-    p.add_argument("--ttft-ms", type=float, default=100.0)
-    p.add_argument("--itl-ms", type=float, default=10.0)
-    p.add_argument("--tokens", type=int, default=256)
-    a = p.parse_args()
+    from llmbench.testing._serve import schedule_parser
+
+    a = schedule_parser(__doc__.splitlines()[0], 8001).parse_args()
     # asyncio's own loop, not uvloop: uvloop's timers have millisecond resolution and fire up to
     # a millisecond early, so a timer for a token due in 0.4 ms would spin until it is due.
     asyncio.run(CalibrationServer(a.ttft_ms, a.itl_ms, a.tokens).serve("127.0.0.1", a.port))

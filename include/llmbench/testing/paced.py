@@ -24,7 +24,6 @@ perf_counter_ns / 1e9 on the same machine).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -177,11 +176,9 @@ def fetch_record(base_url: str, reset: bool = False) -> dict:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--port", type=int, default=8002)
-    p.add_argument("--ttft-ms", type=float, default=100.0)
-    p.add_argument("--itl-ms", type=float, default=10.0)
-    p.add_argument("--tokens", type=int, default=256)
+    from llmbench.testing._serve import schedule_parser
+
+    p = schedule_parser(__doc__.splitlines()[0], 8002)
     p.add_argument("--core", type=int, default=None, help="pin the server to this core (os.sched_setaffinity)")
     p.add_argument("--usage-on-request", action="store_true",
                    help="send the usage chunk only when stream_options.include_usage asks for it")  # fmt: skip
