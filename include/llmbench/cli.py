@@ -571,9 +571,12 @@ def cmd_reprocess(a: argparse.Namespace) -> int:
 
 
 def _weeks(s: str) -> int:
-    if not s.isdigit() or int(s) < 1:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number of weeks >= 1")
-    return int(s)
+    from llmbench.retention import parse_weeks
+
+    try:
+        return parse_weeks(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def cmd_prune(a: argparse.Namespace) -> int:

@@ -108,10 +108,8 @@ def recompute_levels(target: ResolvedTarget) -> bool:
     target's SLO, keeping what only the sweep could measure (the client's CPU, its processes);
     then its validation again, if its sweep had reached validation. False: nothing was swept."""
     import pandas as pd
-    import pyarrow.parquet as pq
 
-    from llmbench.records import request_schema, to_table
-    from llmbench.sweep import level_row, read_jsonl_records, read_records, records_by_level
+    from llmbench.sweep import level_row, read_jsonl_records, read_records, records_by_level, write_requests
     from llmbench.validation import validate_results
 
     d = target.dir
@@ -121,18 +119,16 @@ def recompute_levels(target: ResolvedTarget) -> bool:
         shutil.copy2(d / "levels.parquet", d / MEASURED_LEVELS)
     requests = d / "requests.parquet"
     if requests.exists():
-        records = read_records(requests)
+        groups = records_by_level(read_records(requests))
     else:  # a sweep killed before its Parquet: its records as `llmbench rebuild` reads them
-        records = read_jsonl_records(d / "requests.jsonl")[0]
-        with pq.ParquetWriter(requests, request_schema()) as writer:
-            for recs in records_by_level(records).values():
-                writer.write_table(to_table(recs))
+        groups = records_by_level(read_jsonl_records(d / "requests.jsonl")[0])
+        write_requests(requests, groups)
     measured = {
         (float(r.get("arrival_rate_rps") or 0.0), int(r["concurrency"])): r
         for r in pd.read_parquet(d / MEASURED_LEVELS).to_dict("records")
     }
     rows = []
-    for (rate, c), recs in records_by_level(records).items():
+    for (rate, c), recs in groups.items():
         m = measured.get((float(rate), int(c)), {})
         cpu_pct, window_s, procs = m.get("client_cpu_pct"), m.get("window_s"), m.get("client_processes")
         cpu_s = None if cpu_pct is None or cpu_pct != cpu_pct or not window_s else cpu_pct * window_s / 100.0
@@ -155,9 +151,9 @@ def reprocess_run(
     config: str | None = None,
     prices: str = "frozen",
     params: dict[str, Any] | None = None,
-) -> RunPlan:
-    """Recompute one run folder's tables (see the module doc); returns the plan they were
-    computed with. Publishing them is the caller's (pipeline.publish): the same as a measurement."""
+) -> dict[str, Any]:
+    """Recompute one run folder's tables (see the module doc); returns them as frames (as
+    tables.build_tables does). Publishing them is the caller's: the same as a measurement."""
     from llmbench.tables import build_tables
 
     if prices not in PRICE_CHOICES:
@@ -172,8 +168,7 @@ def reprocess_run(
         recompute_levels(t)
     stamp = Computation(code_version(), datetime.now(UTC).isoformat(), "reprocess", cast(PriceChoice, prices))
     (d / COMPUTATION_FILE).write_text(json.dumps(stamp.__dict__, indent=2))
-    build_tables(str(d))
-    return plan
+    return build_tables(str(d))
 
 
 def latest_attempt(run_key: str, runs_root: Path) -> Path | None:
@@ -221,7 +216,6 @@ def reprocess_range(
     from llmbench import warehouse
     from llmbench.config import ConfigError, load_config
     from llmbench.report import write_report
-    from llmbench.tables import load_tables
 
     say = progress or (lambda _m: None)
     name = load_config(config).name if config else None
@@ -230,12 +224,11 @@ def reprocess_range(
     outcomes = []
     for i, r in enumerate(runs, 1):
         try:
-            reprocess_run(r["run_dir"], config, prices)
+            frames = reprocess_run(r["run_dir"], config, prices)
         except (RawResultsMissing, ConfigError) as e:
             outcomes.append(RunOutcome(r["run_key"], r["logical_date"], "skipped", str(e).splitlines()[0]))
             say(f"[{i}/{len(runs)}] {r['run_key']}: skipped: {outcomes[-1].detail}")
             continue
-        frames = load_tables(r["run_dir"])
         write_report(frames, Path(r["run_dir"]) / "report.html")  # runs.report_path names it: today's
         written = warehouse.publish(frames, target)
         detail = ", ".join(f"{k} {v}" for k, v in written.items() if v)

@@ -27,8 +27,16 @@ def raw_results_weeks() -> int | None:
     raw = os.environ.get(RAW_RESULTS_WEEKS_ENV, "").strip()
     if raw in ("", "all"):
         return None
+    try:
+        return parse_weeks(raw)
+    except ValueError as e:
+        raise ValueError(f"{RAW_RESULTS_WEEKS_ENV}: {e}, or 'all'") from None
+
+
+def parse_weeks(raw: str) -> int:
+    """A retention in weeks: a whole number >= 1 (the setting's and `llmbench prune --weeks`' rule)."""
     if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{RAW_RESULTS_WEEKS_ENV}: {raw!r}; use a whole number of weeks >= 1, or 'all'")
+        raise ValueError(f"{raw!r} is not a whole number of weeks >= 1")
     return int(raw)
 
 

@@ -234,14 +234,21 @@ def rebuild(out_dir: Path) -> tuple[SweepResult, int]:
     requests were numbered; a level cut short counts what completed. Returns (the result, lines
     skipped). Client CPU and the SLO's goodput are not known here (left empty)."""
     import pandas as pd
-    import pyarrow.parquet as pq
 
     records, skipped = read_jsonl_records(out_dir / "requests.jsonl")
     groups = records_by_level(records)
     level_rows = [level_row(recs, c, rate) for (rate, c), recs in groups.items()]
     requests_path, levels_path = out_dir / "requests.parquet", out_dir / "levels.parquet"
+    write_requests(requests_path, groups)
+    pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
+    return SweepResult(requests_path, levels_path, level_rows), skipped
+
+
+def write_requests(requests_path: Path, groups: dict[tuple[float, int], list[RequestRecord]]) -> None:
+    """requests.parquet from records grouped by level (records_by_level): a row group per level,
+    as the sweep writes it."""
+    import pyarrow.parquet as pq
+
     with pq.ParquetWriter(requests_path, request_schema()) as writer:
         for recs in groups.values():
             writer.write_table(to_table(recs))
-    pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
-    return SweepResult(requests_path, levels_path, level_rows), skipped
