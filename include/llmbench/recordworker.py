@@ -27,6 +27,7 @@ import collections
 import fcntl
 import os
 import pickle
+import signal
 import struct
 import sys
 from collections.abc import Callable
@@ -216,6 +217,9 @@ class RecordBuilder:
 
 
 def main() -> None:
+    # Ctrl-C reaches the whole foreground group: the load generator decides when this process
+    # ends (its stdin closes, or it is killed), not a KeyboardInterrupt half-way through a record.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         _serve()
     except BrokenPipeError:  # the load generator went away (killed): nothing to report to
