@@ -640,6 +640,8 @@ def _estimate(cfg: BenchmarkConfig, kind: str, price: Price, roof: float | None)
             else sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency)
         )
     sweep_s += w.warmup_requests * out_mean / single_tps
+    if w.warmup_each_level and not w.arrival_rates_rps:  # each level's streams, n requests each
+        sweep_s += w.warmup_each_level * len(w.concurrency) * out_mean / single_tps
     hours = DEPLOY_OVERHEAD_MIN[kind] / 60 + sweep_s / 3600
     if price.basis == "per_hour" and price.usd_per_hour is not None:
         return hours, hours * price.usd_per_hour
@@ -647,12 +649,22 @@ def _estimate(cfg: BenchmarkConfig, kind: str, price: Price, roof: float | None)
         # A timed level's request count is unknown in advance: estimate it at the single-stream pace.
         per_level = w.requests_per_level if not w.level_duration_s else w.level_duration_s * single_tps / out_mean
         requests = w.warmup_requests + w.repeats * n_levels * per_level
+        if not w.arrival_rates_rps:
+            requests += w.warmup_each_level * sum(w.concurrency)
         in_mean = length_mean(w.input_tokens) + w.shared_prefix_tokens
         usd = requests * (
             in_mean * (price.usd_per_m_input_tokens or 0) + out_mean * (price.usd_per_m_output_tokens or 0)
         )
         return 0.0, usd / 1e6
     return hours, None
+
+
+def _pinned_revision(serving: Any, kind: str, model: dict[str, Any]) -> str | None:
+    """The catalog's `hf_revision` of the model, where the target's server is told to load that
+    revision (vLLM on ec2: --revision; on sagemaker: SM_VLLM_REVISION); else None: a GGUF file, an
+    endpoint or API someone else runs, a container we do not pass it to."""
+    rev = model.get("hf_revision")
+    return str(rev) if rev and isinstance(serving, VllmServing) and kind in ("ec2", "sagemaker") else None
 
 
 def plan(
@@ -716,6 +728,7 @@ def plan_checked(
                 instance_type=instance_type,
                 model=t.model,
                 hf_id=(cat["models"].get(t.model) or {}).get("hf_id"),
+                model_revision=_pinned_revision(t.serving, kind, cat["models"].get(t.model) or {}),
                 precision=t.precision or "undisclosed",
                 serving=t.serving,
                 workload=cfg.workload,

@@ -308,6 +308,71 @@ def speculative_speedup(with_speculation: float | None, without: float | None) -
     return with_speculation / without
 
 
+def spec_decode_acceptance_rate(accepted_tokens: float | None, draft_tokens: float | None) -> float | None:
+    """Speculative decoding's acceptance rate over a level: the draft tokens the target model
+    accepted / the draft tokens proposed (vLLM's counters, their increase over the level). None
+    without draft tokens (no speculation happened) or where either is unknown."""
+    if accepted_tokens is None or not draft_tokens or draft_tokens < 0:
+        return None
+    return accepted_tokens / draft_tokens
+
+
+def spec_decode_level(
+    before: dict[str, float] | None, after: dict[str, float] | None, note: str | None = None
+) -> dict[str, Any]:
+    """A level's speculative-decoding columns from the server's counters read just before and just
+    after it ({"accepted_tokens", "draft_tokens"}, cumulative): their increases, the acceptance rate
+    (spec_decode_acceptance_rate) and, where the rate is NULL, why (`note`: the reader's reason
+    when either reading is missing; no draft tokens; counters that went backwards, i.e. the server
+    restarted during the level)."""
+    keys = ("spec_decode_draft_tokens", "spec_decode_accepted_tokens", "spec_decode_acceptance_rate")
+    if before is None or after is None:
+        return {**dict.fromkeys(keys), "spec_decode_note": note or "the server's counters were not read"}
+    draft = after["draft_tokens"] - before["draft_tokens"]
+    accepted = after["accepted_tokens"] - before["accepted_tokens"]
+    if draft < 0 or accepted < 0:
+        return {**dict.fromkeys(keys), "spec_decode_note": "the counters went backwards: the server restarted"}
+    rate = spec_decode_acceptance_rate(accepted, draft)
+    return {
+        "spec_decode_draft_tokens": draft,
+        "spec_decode_accepted_tokens": accepted,
+        "spec_decode_acceptance_rate": rate,
+        "spec_decode_note": None if rate is not None else "no draft tokens during the level: no speculative decoding",
+    }
+
+
+def time_to_ready_s(events: Sequence[dict[str, Any]]) -> float | None:
+    """Cold start (seed 003, seed 001's ~9 min to InService): seconds from the deploy's create call
+    to the first readiness look that found the endpoint ready, from a target's events.jsonl rows:
+    the last `deploy` `created` event (a retried deploy: the attempt whose endpoint was used) gives
+    `deployed_at`, the first `wait_ready` `succeeded` event after it gives the time. None where the
+    deploy created nothing (`creates_endpoint` false: an endpoint that already ran, a per-token
+    API), where it never became ready, or for events written before deploys recorded `created`."""
+    from datetime import datetime
+
+    created = max((i for i, e in enumerate(events) if e.get("stage") == "deploy" and e.get("status") == "created"),
+                  default=None)  # fmt: skip
+    if created is None or not events[created].get("creates_endpoint", True):
+        return None
+    ready = next(
+        (e for e in events[created + 1 :] if e.get("stage") == "wait_ready" and e.get("status") == "succeeded"), None
+    )
+    deployed_at = events[created].get("deployed_at")
+    if ready is None or not deployed_at:
+        return None
+    return (datetime.fromisoformat(ready["at"]) - datetime.fromisoformat(deployed_at)).total_seconds()
+
+
+def first_request_ttft_ms(records: Iterable[Any]) -> float | None:
+    """TTFT of the first request a target served, cold caches and all (seed 003): of the records
+    given (the target's first warm-up, else its first level), the one sent first (smallest
+    send_ns); None if it failed (its error is in the records) or there is none."""
+    first = min(records, key=lambda r: r.send_ns, default=None)
+    if first is None or not first.ok:
+        return None
+    return first.ttft_ms
+
+
 # Student's t, two-sided 95 %, by degrees of freedom (repeats - 1); beyond 30, the normal's 1.96.
 _T95 = {
     1: 12.706,

@@ -359,6 +359,9 @@ class ResolvedTarget(_Strict):
     instance_type: str
     model: str
     hf_id: str | None
+    # The model revision served (the catalog's `hf_revision`: a commit or tag) where the backend
+    # pins it (ec2 and sagemaker vLLM pass it to the server); None where unknown.
+    model_revision: str | None = None
     precision: str
     serving: Serving
     workload: Workload

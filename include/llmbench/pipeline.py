@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,10 @@ def deploy(target: Target, **backend_kwargs: Any) -> Handle:
             record_event(t, "deploy", "reaped", attempts=reaped)
         handle = backend.deploy(t, t.dir)
         (t.dir / "handle.json").write_text(json.dumps(handle, indent=2))
+        # the cold start's start (metrics.time_to_ready_s): the create call, as the backend stamped it
+        record_event(
+            t, "deploy", "created", deployed_at=handle.get("deployed_at"), creates_endpoint=backend.creates_endpoint
+        )
         where = next((handle[k] for k in ("base_url", "endpoint_name", "instance_id", "model_id") if handle.get(k)), "")
         log.info("deployed %s: %s", t.label, where)
         return handle
@@ -173,8 +178,26 @@ def warm_up(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
 
     t = ResolvedTarget.of(target)
     with stage(t, "warm_up"):
-        endpoint = _backend(t, backend_kwargs).endpoint(handle)
-        return run_warmup(endpoint, t.workload, progress=_progress(t))
+        backend = _backend(t, backend_kwargs)
+        record_engine_version(t, backend, handle)
+        endpoint = backend.endpoint(handle)
+        return run_warmup(endpoint, t.workload, progress=_progress(t), out_dir=t.dir)
+
+
+SERVER_FILE = "server.json"  # what the ready server said about itself (targets.engine_version)
+
+
+def record_engine_version(target: ResolvedTarget, backend: Backend, handle: Handle) -> dict[str, Any]:
+    """Ask the ready server its engine version (Backend.engine_version), once, before its first
+    request; written to <target dir>/server.json. Best effort: a server that does not answer is
+    NULL in the table, never a failed stage."""
+    try:
+        info = backend.engine_version(handle).to_json()
+    except Exception as e:  # noqa: BLE001 (provenance must not fail a benchmark)
+        info = {"engine_version": None, "engine_version_source": f"not read: {type(e).__name__}: {e}"}
+    info["read_at"] = datetime.now(UTC).isoformat()
+    (target.dir / SERVER_FILE).write_text(json.dumps(info, indent=2))
+    return info
 
 
 def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, Any]:

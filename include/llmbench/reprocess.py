@@ -105,7 +105,8 @@ def settings_today(
 
 def recompute_levels(target: ResolvedTarget) -> bool:
     """levels.parquet again from the target's request records with today's metric code and the
-    target's SLO, keeping what only the sweep could measure (the client's CPU, its processes);
+    target's SLO, keeping what only the sweep could measure (the client's CPU, its processes, the
+    level's warm-up count and the server's counters: sweep.SWEEP_ONLY_COLUMNS);
     then its validation again, if its sweep had reached validation. False: nothing was swept."""
     import pandas as pd
 
@@ -132,7 +133,8 @@ def recompute_levels(target: ResolvedTarget) -> bool:
         m = measured.get((float(rate), int(c)), {})
         cpu_pct, window_s, procs = m.get("client_cpu_pct"), m.get("window_s"), m.get("client_processes")
         cpu_s = None if cpu_pct is None or cpu_pct != cpu_pct or not window_s else cpu_pct * window_s / 100.0
-        rows.append(level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs))
+        kept = {k: None if v != v else v for k, v in m.items()}  # NaN (Parquet's null float) -> None
+        rows.append(level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs, kept))
     pd.DataFrame(rows).to_parquet(d / "levels.parquet", index=False)
     if (d / "validation.json").exists():
         validate_results(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llmbench import metrics
+from llmbench import metrics, servermetrics
 from llmbench.backends.base import Endpoint
 from llmbench.loadgen import (
     ClosedLoop,
@@ -60,9 +60,58 @@ def _models(workload: Workload | dict, slo: Slo | dict | None = None) -> tuple[W
     return workload, slo
 
 
-def run_warmup(endpoint: Endpoint, workload: Workload, progress: ProgressFn | None = None) -> dict[str, Any]:
-    """Requests whose timings are thrown away: the first requests pay for lazy loading, cache
-    allocation and compilation. Raises if every warm-up request failed: the endpoint is unusable."""
+WARMUP_FILE = "warmup.jsonl"  # every warm-up record: {"phase": "initial" | "level", **record}
+# A level's warm-up request numbers: negative (the initial warm-up has -n..-1), a block of a
+# million per level, so no warm-up sends the prompt of a timed request (no cache hit it paid for).
+LEVEL_WARMUP_STRIDE = 10**6
+# What a level's row holds that only the sweep measures (not derivable from its request records):
+# a reprocess keeps them as measured.
+SWEEP_ONLY_COLUMNS = (
+    "level_warmup_requests",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+    "spec_decode_acceptance_rate",
+    "spec_decode_note",
+)
+
+
+def _warmup_sink(out_dir: Path | None, phase: str) -> Callable[[RequestRecord], None]:
+    """Where warm-up records go: appended to out_dir/warmup.jsonl with their phase (none without out_dir)."""
+    if out_dir is None:
+        return lambda _r: None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / WARMUP_FILE
+
+    def sink(rec: RequestRecord) -> None:
+        with open(path, "a") as f:
+            f.write(json.dumps({"phase": phase, **rec.to_row()}) + "\n")
+
+    return sink
+
+
+def read_warmup(out_dir: Path) -> dict[str, list[RequestRecord]]:
+    """out_dir/warmup.jsonl by phase ("initial": before the sweep; "level": before each level),
+    in the order written; a line cut by a kill is skipped."""
+    phases: dict[str, list[RequestRecord]] = {}
+    path = out_dir / WARMUP_FILE
+    if not path.exists():
+        return phases
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+            phases.setdefault(row["phase"], []).append(RequestRecord.from_row(row))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return phases
+
+
+def run_warmup(
+    endpoint: Endpoint, workload: Workload, progress: ProgressFn | None = None, out_dir: Path | None = None
+) -> dict[str, Any]:
+    """Requests whose timings stay out of every level: the first requests pay for lazy loading,
+    cache allocation and compilation. With out_dir, their records go to out_dir/warmup.jsonl
+    (phase "initial"; the first is the target's first request: targets.first_request_ttft_ms).
+    Raises if every warm-up request failed: the endpoint is unusable."""
     workload, _ = _models(workload)
     n = workload.warmup_requests
     if n == 0:
@@ -70,7 +119,12 @@ def run_warmup(endpoint: Endpoint, workload: Workload, progress: ProgressFn | No
     (progress or (lambda _m: None))(f"warm-up: {n} request(s), timings discarded")
     recs, _ = run_loop(
         run_level(
-            endpoint, ClosedLoop(1), n_requests=n, first_index=-n, on_record=lambda r: None, **_level_args(workload)
+            endpoint,
+            ClosedLoop(1),
+            n_requests=n,
+            first_index=-n,
+            on_record=_warmup_sink(out_dir, "initial"),
+            **_level_args(workload),
         )
     )
     failed = [r for r in recs if not r.ok]
@@ -127,6 +181,12 @@ def run_sweep(
 
         for li, c in enumerate(levels):
             rate = rates[li] if rates else None
+            extras: dict[str, Any] = {"level_warmup_requests": 0}
+            if workload.warmup_each_level and not rate:
+                extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
+            before, why_not = servermetrics.spec_decode_counters(
+                endpoint.metrics_url, endpoint.headers, endpoint.metrics_note
+            )
             say(
                 f"level {li + 1}/{len(levels)}: "
                 + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
@@ -153,7 +213,13 @@ def run_sweep(
                     r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
                 recs.extend(r_recs)
                 cpu_s += r_cpu
-            row = level_row(recs, c, rate, slo, cpu_s, procs)
+            after, why_not_after = (
+                servermetrics.spec_decode_counters(endpoint.metrics_url, endpoint.headers)
+                if before is not None
+                else (None, why_not)
+            )
+            extras.update(metrics.spec_decode_level(before, after, why_not or why_not_after))
+            row = level_row(recs, c, rate, slo, cpu_s, procs, extras)
             level_rows.append(row)
             writer.write_table(to_table(recs))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
@@ -165,6 +231,25 @@ def run_sweep(
     return SweepResult(requests_path, levels_path, level_rows)
 
 
+def _warm_level(endpoint: Endpoint, workload: Workload, li: int, c: int, out_dir: Path, say: ProgressFn) -> int:
+    """Seed 003's per-level warm-up: each of the level's c streams sends workload.warmup_each_level
+    requests at the level's own concurrency (one process), their records to warmup.jsonl (phase
+    "level"), none to the level. Returns how many were sent."""
+    n = c * workload.warmup_each_level
+    say(f"level {li + 1}: warm-up at concurrency {c}: {n} request(s), kept out of the level")
+    recs, _ = run_loop(
+        run_level(
+            endpoint,
+            ClosedLoop(c),
+            n_requests=n,
+            first_index=-(li + 1) * LEVEL_WARMUP_STRIDE,
+            on_record=_warmup_sink(out_dir, "level"),
+            **_level_args(workload),
+        )
+    )
+    return len(recs)
+
+
 def level_row(
     recs: list[RequestRecord],
     concurrency: int,
@@ -172,11 +257,14 @@ def level_row(
     slo: Slo | None = None,
     client_cpu_s: float | None = None,
     client_processes: int | None = None,
+    measured: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One row of levels.parquet from a level's records (every repeat): metrics.summarize_level,
     the 95 % confidence intervals over its repeats, and how it was driven. The sweep, a rebuild
     after a crash and a reprocess all build level rows here. The client's CPU and process count
-    are measured while the level runs, not derivable from its records: None where unknown."""
+    are measured while the level runs, not derivable from its records: None where unknown; so are
+    `measured`'s SWEEP_ONLY_COLUMNS (the level's warm-up count, the server's speculative-decoding
+    counters), NULL where not given."""
     row = metrics.summarize_level(
         recs, concurrency, slo.ttft_ms if slo else None, slo.tpot_ms if slo else None, client_cpu_s
     )
@@ -190,6 +278,7 @@ def level_row(
     row["client_processes"] = client_processes
     # open loop: the offered load is the level's key, concurrency its in-flight cap
     row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+    row.update({k: (measured or {}).get(k) for k in SWEEP_ONLY_COLUMNS})
     return row
 
 

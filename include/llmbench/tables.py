@@ -70,13 +70,38 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         "benchmark_cost_usd": benchmark_cost,
         "raw_dir": str(d),
         **provenance(target),
+        **cold_start(target, events),
+    }
+
+
+def cold_start(target: ResolvedTarget, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Seed 003's cold start on the target's row: the seconds from the deploy's create call to
+    ready (metrics.time_to_ready_s, from events.jsonl), and the TTFT of the first request the
+    target served (metrics.first_request_ttft_ms): its first initial warm-up request, else the
+    first of its first level's warm-up, else of its first timed level (requests.jsonl)."""
+    from llmbench.sweep import read_jsonl_records, read_warmup
+
+    warm = read_warmup(target.dir)
+    first: list[Any] = warm.get("initial") or []
+    if not first and warm.get("level"):
+        c = warm["level"][0].concurrency
+        first = [r for r in warm["level"] if r.concurrency == c]
+    if not first and (target.dir / "requests.jsonl").exists():
+        records = read_jsonl_records(target.dir / "requests.jsonl")[0]
+        lowest = min(records, key=lambda r: r.request_index, default=None)
+        first = [r for r in records if lowest is not None and r.concurrency == lowest.concurrency]
+    return {
+        "time_to_ready_s": metrics.time_to_ready_s(events),
+        "first_request_ttft_ms": metrics.first_request_ttft_ms(first),
     }
 
 
 def provenance(target: ResolvedTarget) -> dict[str, Any]:
-    """What a row measured, as planned: the container image (its URI in the target's region; the
-    catalog names images by tag, so no digest), the engine, the model id and the llmbench that
-    measured it. The engine version and model revision the server reports are not read yet (NULL)."""
+    """What a row measured: as planned, the container image (its URI in the target's region; the
+    catalog names images by tag, so no digest), the engine, the model id and revision (the
+    catalog's `hf_revision`, where the backend serves it pinned; else NULL) and the llmbench that
+    measured it; as the ready server reported it, the engine version (<target dir>/server.json,
+    written by pipeline.record_engine_version; NULL where it did not say)."""
     b = target.backend
     image = None
     container = getattr(b, "container", None)
@@ -85,11 +110,16 @@ def provenance(target: ResolvedTarget) -> dict[str, Any]:
         account = getattr(settings, "account_id", None) or ""
         image = container.image.format(region=target.region, account=account)
     model_id = getattr(b, "model_id", None) or target.hf_id
+    server = target.dir / "server.json"
+    said = json.loads(server.read_text()) if server.exists() else {}
     return {
         "container_image": image,
         "engine": target.serving.kind,
         "model_id": model_id,
         "llmbench_version": __version__,
+        "engine_version": said.get("engine_version"),
+        "engine_version_source": said.get("engine_version_source"),
+        "model_revision": target.model_revision,
     }
 
 
@@ -257,6 +287,7 @@ def price_rows(
                 "roofline_tokens_per_s": target.roofline_tokens_per_s,
                 "decode_tokens_per_s_per_stream": decode_per_stream,
                 "roofline_efficiency": metrics.roofline_efficiency(decode_per_stream, target.roofline_tokens_per_s),
+                "spec_decode_acceptance_rate": lv.get("spec_decode_acceptance_rate"),
                 "break_even_api": api_name if break_even is not None else None,
                 "break_even_output_tokens_per_s": break_even,
                 "beats_api": None if break_even is None else bool(out_tps is not None and out_tps >= break_even),

@@ -80,6 +80,7 @@ MAX_CONCURRENCY = 10_000  # streams (or open-loop in-flight cap) of one level
 MAX_LEVELS = 64  # concurrency levels or arrival rates of one sweep
 MAX_REQUESTS_PER_LEVEL = 1_000_000
 MAX_WARMUP_REQUESTS = 10_000
+MAX_WARMUP_EACH_LEVEL = 50  # warm-up requests per stream before each level
 MAX_TOKENS = 1_000_000  # input, output or shared-prefix tokens of one request
 MAX_TIMEOUT_S = 86_400.0
 MAX_BYTES_PER_REQUEST = 1 << 30
@@ -99,6 +100,11 @@ class Workload(_Strict):
     )
     requests_per_level: StrictInt = Field(16, ge=1, le=MAX_REQUESTS_PER_LEVEL)
     warmup_requests: StrictInt = Field(2, ge=0, le=MAX_WARMUP_REQUESTS)
+    # Seed 003's per-level warm-up: before each closed-loop level, each of its `c` streams sends
+    # this many requests (c x n in all) at the level's own concurrency; they are kept in
+    # warmup.jsonl, counted on the level's row (level_warmup_requests) and in none of its metrics.
+    # 0 (the default): off. Open-loop levels (arrival_rates_rps) hold no concurrency to warm: refused.
+    warmup_each_level: StrictInt = Field(0, ge=0, le=MAX_WARMUP_EACH_LEVEL)
     request_timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
     # What one response may bring: past it the request ends as error_kind response_too_large and
     # the connection is dropped; no more than this of it is ever held.
@@ -128,6 +134,15 @@ class Workload(_Strict):
         if len(set(v)) != len(v):
             raise ValueError(f"arrival rates must be distinct, got {v}")
         return sorted(v)
+
+    @model_validator(mode="after")
+    def _warmup_each_level_closed_loop(self) -> Workload:
+        if self.warmup_each_level and self.arrival_rates_rps:
+            raise ValueError(
+                "warmup_each_level warms closed-loop levels (each stream of a level sends that many requests "
+                "first); an open-loop workload (arrival_rates_rps) has no streams to warm: set it to 0"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod

@@ -58,11 +58,4 @@ LEFT JOIN (
     GROUP BY rr.run_key, rr.reference_index
 ) m ON m.run_key = r.run_key AND m.reference_index = r.reference_index;
 
--- Speculative decoding's speed-up per concurrency (seed 002: EAGLE3 2.3-2.6x at C=1, 1.2-1.9x at
--- C=32): each speculative target's levels against its baseline in the same run.
-CREATE OR REPLACE VIEW llmbench.v_speculative_speedup AS
-SELECT run_key, logical_date, model, instance_type, target_id, speculative_baseline_target_id, concurrency,
-       arrival_rate_rps, output_tokens_per_s, speculative_speedup, speculative_ttft_change, speculative_tpot_change,
-       ttft_ms_p50, tpot_ms_p50
-FROM llmbench.price_performance
-WHERE speculative_baseline_target_id IS NOT NULL;
+-- v_speculative_speedup is defined in 017_views.sql (it reads 017's acceptance rate).

@@ -37,6 +37,11 @@ class Endpoint:
     # where a TLS handshake per request would cost a round trip between requests); a send on a
     # connection the server had closed, before any response byte, is sent again once on a fresh one.
     keep_alive: bool = False
+    # The server's Prometheus page (vLLM: <root>/metrics), read before and after each level for its
+    # speculative-decoding counters (servermetrics); None where the backend cannot reach one, with
+    # the reason in metrics_note (SageMaker and Bedrock invoke a model, not a server).
+    metrics_url: str | None = None
+    metrics_note: str | None = None
 
 
 class DeployError(RuntimeError):
@@ -68,6 +73,19 @@ def poll_until_ready(
         last = r.detail or r.state
         time.sleep(max(0.0, min(poll_s, deadline - time.monotonic())))
     raise DeployError(not_ready(last))
+
+
+@dataclass(frozen=True)
+class EngineVersion:
+    """The serving engine's version as the server reports it (vLLM: GET /version; llama-server:
+    GET /props `build_info`), read once after it is ready, best effort: version None when it did
+    not say, and `source` says what was asked (or why nothing could be)."""
+
+    version: str | None
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"engine_version": self.version, "engine_version_source": self.source}
 
 
 @dataclass(frozen=True)
@@ -111,10 +129,13 @@ class Backend(Protocol):
     kind: the backend's name in configs and in the warehouse's `backend` column.
     cost_basis: how its cost accrues: "per_hour" (an endpoint's $/hour x endpoint-seconds) or
       "per_token" (a per-token API: $/M input and output tokens).
+    creates_endpoint: True when deploy creates what serves (a cold start: targets.time_to_ready_s);
+      False when it only attaches to something that already runs (openai, bedrock).
     """
 
     kind: str
     cost_basis: Literal["per_hour", "per_token"]
+    creates_endpoint: bool
 
     def capacity_available(self, target: ResolvedTarget) -> str | None:
         """None when a deploy may start now; else why not yet (a quota in use). Callers serialise
@@ -134,6 +155,9 @@ class Backend(Protocol):
 
     def endpoint(self, handle: Handle) -> Endpoint:
         """Where the load generator sends requests (with the credentials to sign or authorise)."""
+
+    def engine_version(self, handle: Handle) -> EngineVersion:
+        """The engine's version as the ready server reports it; best effort, never raises."""
 
     def teardown(self, handle: Handle) -> Teardown:
         """Delete everything deploy created and wait until it is gone. Tolerates 'already gone'."""

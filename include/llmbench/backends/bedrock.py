@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown
+from llmbench.backends.base import DeployError, Endpoint, EngineVersion, Handle, Readiness, Teardown
 from llmbench.models import BedrockTarget, ResolvedTarget
 from llmbench.sagemaker_stream import EVENTSTREAM, SigV4Signer
 
@@ -38,6 +38,7 @@ def bedrock_headers() -> dict[str, str]:
 class BedrockBackend:
     kind = "bedrock"
     cost_basis: Literal["per_hour", "per_token"] = "per_token"  # $/M input and output tokens
+    creates_endpoint = False  # a managed API: nothing of ours starts cold
     READY_TIMEOUT_S = 0.0  # nothing to wait for
 
     def __init__(self, session: Any = None):
@@ -87,7 +88,11 @@ class BedrockBackend:
             signer=SigV4Signer(self.session.get_credentials(), region, service=SIGNING_SERVICE),
             # one TLS connection per stream, kept: a handshake per request would be measured as TTFT
             keep_alive=True,
+            metrics_note="Bedrock is a per-token API: no server metrics",
         )
+
+    def engine_version(self, handle: Handle) -> EngineVersion:
+        return EngineVersion(None, "Bedrock is a per-token API: its engine is not disclosed")
 
     def teardown(self, handle: Handle) -> Teardown:
         return Teardown(deleted_at=None, endpoint_seconds=None)  # nothing was deployed

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from llmbench import servermetrics
 from llmbench.backends.base import (
     MANAGED_BY,
     TAG_EXPIRES,
@@ -35,6 +36,7 @@ from llmbench.backends.base import (
     TAG_TARGET,
     DeployError,
     Endpoint,
+    EngineVersion,
     Handle,
     Readiness,
     Teardown,
@@ -77,6 +79,8 @@ def serve_command(target: ResolvedTarget, image: str, host_port: int) -> list[st
     if isinstance(s, VllmServing):
         argv = ["docker", "run", "-d", "--name", CONTAINER_NAME, "--gpus", "all", "--ipc=host", *common, *env, image]
         argv += ["--model", hf_id, "--served-model-name", target.model]
+        if target.model_revision:  # the revision targets.model_revision records
+            argv += ["--revision", target.model_revision]
         argv += ["--tensor-parallel-size", str(s.tensor_parallel_size), "--dtype", s.dtype]
         argv += ["--max-model-len", str(s.max_model_len), "--max-num-seqs", str(s.max_num_seqs)]
         argv += ["--gpu-memory-utilization", str(s.gpu_memory_utilization)]
@@ -225,6 +229,7 @@ def _fill(template: str, instance: dict[str, Any], port: int) -> str:
 class Ec2Backend:
     kind = "ec2"
     cost_basis: Literal["per_hour", "per_token"] = "per_hour"  # instance $/hour x instance-seconds
+    creates_endpoint = True
     TERMINATE_WAIT_S = 600  # a GPU instance takes a minute or two to terminate
     SG_DELETE_WAIT_S = 120  # the instance's network interface lingers a little after termination
 
@@ -461,7 +466,21 @@ class Ec2Backend:
 
     def endpoint(self, handle: Handle) -> Endpoint:
         # The OpenAI wire, as vLLM serves it; a fresh connection per request, as for openai targets.
-        return Endpoint(url=self.server_url(handle) + "/chat/completions", model=handle["model"], wire="sse")
+        url = self.server_url(handle)
+        return Endpoint(
+            url=url + "/chat/completions",
+            model=handle["model"],
+            wire="sse",
+            metrics_url=servermetrics.server_root(url) + "/metrics",  # vLLM's Prometheus page
+        )
+
+    def engine_version(self, handle: Handle) -> EngineVersion:
+        """vLLM's GET /version (the vLLM and Neuron containers both serve vLLM's API)."""
+        try:
+            root = servermetrics.server_root(self.server_url(handle))
+        except Exception as e:  # noqa: BLE001 (best effort: an instance gone or unaddressable)
+            return EngineVersion(None, f"no server address: {e}")
+        return EngineVersion(*servermetrics.vllm_version(root))
 
     # -- teardown / janitor --
 

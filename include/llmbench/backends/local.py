@@ -20,8 +20,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from llmbench import paths
-from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, poll_until_ready, torn_down
+from llmbench import paths, servermetrics
+from llmbench.backends.base import (
+    DeployError,
+    Endpoint,
+    EngineVersion,
+    Handle,
+    Readiness,
+    Teardown,
+    poll_until_ready,
+    torn_down,
+)
 from llmbench.lifetime import libc, set_parent_death_signal
 from llmbench.models import LocalServing, ResolvedTarget
 from llmbench.serversmoke import cpu_fingerprint
@@ -90,6 +99,7 @@ def stop_group(pgid: int, grace_s: float = 10.0) -> None:
 class LocalBackend:
     kind = "local"
     cost_basis: Literal["per_hour", "per_token"] = "per_hour"  # the catalog's $/hour of the machine
+    creates_endpoint = True
     READY_TIMEOUT_S = 300.0
 
     def capacity_available(self, target: ResolvedTarget) -> str | None:
@@ -209,7 +219,14 @@ class LocalBackend:
         )
 
     def endpoint(self, handle: Handle) -> Endpoint:
-        return Endpoint(url=handle["base_url"] + "/v1/chat/completions", model="default")
+        return Endpoint(
+            url=handle["base_url"] + "/v1/chat/completions",
+            model="default",
+            metrics_note="llama-server has no speculative-decoding acceptance counters",
+        )
+
+    def engine_version(self, handle: Handle) -> EngineVersion:
+        return EngineVersion(*servermetrics.llama_server_build(handle["base_url"]))
 
     def teardown(self, handle: Handle) -> Teardown:
         # A handle from an earlier attempt may name a group that is long gone and whose id was

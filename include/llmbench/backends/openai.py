@@ -10,13 +10,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from llmbench.backends.base import DeployError, Endpoint, Handle, Readiness, Teardown, poll_until_ready
+from llmbench import servermetrics
+from llmbench.backends.base import DeployError, Endpoint, EngineVersion, Handle, Readiness, Teardown, poll_until_ready
 from llmbench.models import OpenAITarget, ResolvedTarget
 
 
 class OpenAIBackend:
     kind = "openai"
     cost_basis: Literal["per_hour", "per_token"] = "per_hour"  # the $/hour the config states
+    creates_endpoint = False  # it runs before and after: no cold start of ours to time
     READY_TIMEOUT_S = 300.0
 
     def __init__(self, api_key: str | None = None):
@@ -71,8 +73,16 @@ class OpenAIBackend:
 
     def endpoint(self, handle: Handle) -> Endpoint:
         return Endpoint(
-            url=handle["base_url"] + "/chat/completions", model=handle.get("model", "default"), headers=self._headers()
+            url=handle["base_url"] + "/chat/completions",
+            model=handle.get("model", "default"),
+            headers=self._headers(),
+            metrics_url=servermetrics.server_root(handle["base_url"]) + "/metrics",  # vLLM's Prometheus page
         )
+
+    def engine_version(self, handle: Handle) -> EngineVersion:
+        """vLLM's GET /version beside /v1; None from a server that is not vLLM."""
+        root = servermetrics.server_root(handle["base_url"])
+        return EngineVersion(*servermetrics.vllm_version(root, self._headers()))
 
     def teardown(self, handle: Handle) -> Teardown:
         return Teardown(deleted_at=None, endpoint_seconds=None)  # nothing was deployed

@@ -24,6 +24,7 @@ from llmbench.backends.base import (
     TAG_TARGET,
     DeployError,
     Endpoint,
+    EngineVersion,
     Handle,
     Readiness,
     Teardown,
@@ -58,6 +59,8 @@ def container_environment(target: ResolvedTarget) -> dict[str, str]:
             "SM_VLLM_MAX_NUM_SEQS": str(s.max_num_seqs),
             "SM_VLLM_GPU_MEMORY_UTILIZATION": str(s.gpu_memory_utilization),
         }
+        if target.model_revision:  # the revision targets.model_revision records
+            env["SM_VLLM_REVISION"] = target.model_revision
         if s.quantization:
             env["SM_VLLM_QUANTIZATION"] = s.quantization
         if s.enable_prefix_caching:
@@ -111,9 +114,14 @@ def _gone(err: Exception) -> bool:
     )
 
 
+# The runtime invokes the container's /invocations only: its /metrics and /version are out of reach.
+NO_SERVER_PATHS = "SageMaker's runtime reaches only the container's /invocations (no /metrics, no /version)"
+
+
 class SageMakerBackend:
     kind = "sagemaker"
     cost_basis: Literal["per_hour", "per_token"] = "per_hour"  # instance $/hour x endpoint-seconds
+    creates_endpoint = True
 
     def __init__(self, session: Any = None, role_arn: str | None = None, endpoint_url: str | None = None):
         self.session = session  # boto3.Session; default: the standard credential chain
@@ -249,7 +257,11 @@ class SageMakerBackend:
             wire="sagemaker",
             signer=SigV4Signer(self.session.get_credentials(), region),
             keep_alive=True,
+            metrics_note=NO_SERVER_PATHS,
         )
+
+    def engine_version(self, handle: dict[str, Any]) -> EngineVersion:
+        return EngineVersion(None, NO_SERVER_PATHS)
 
     def _delete(self, client, handle: dict[str, Any], what: list[str]) -> list[str]:
         """Delete the named resources (endpoint first), each tolerant of 'already gone'."""

@@ -152,12 +152,14 @@ async def record(request: web.Request) -> web.Response:
 
 
 def make_app(
-    ttft_ms: float = 100.0, itl_ms: float = 10.0, tokens: int = 256, always_usage: bool = True
+    ttft_ms: float = 100.0, itl_ms: float = 10.0, tokens: int = 256, always_usage: bool = True, chat_handler=None
 ) -> web.Application:
+    """The app; chat_handler (default `chat`) lets a stand-in built on it (testing.specdecode) see
+    each request before `chat` answers it."""
     app = web.Application(client_max_size=64 << 20)
     app[SCHEDULE] = {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "tokens": tokens, "always_usage": always_usage}
     app[RECORD] = []
-    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_post("/v1/chat/completions", chat_handler or chat)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/health", health)
     app.router.add_route("*", "/paced/record", record)

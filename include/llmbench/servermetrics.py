@@ -1,0 +1,103 @@
+"""What a serving engine says about itself, read best effort over plain HTTP beside the benchmark's
+own requests: its Prometheus counters (vLLM's speculative-decoding counters, read before and after
+each level: metrics.spec_decode_level) and small JSON documents (its version). Nothing here
+raises for a server that does not answer: the caller gets None and the reason, and records NULL.
+
+Which URL to read is the backend's business (Endpoint.metrics_url, Backend.engine_version); this
+module only knows the formats.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+from typing import Any
+
+# vLLM's speculative-decoding counters (V0 and V1 engines; V1 labels them per engine and model,
+# summed here): tokens the draft proposed, and those the target model accepted.
+VLLM_SPEC_ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
+VLLM_SPEC_DRAFT = "vllm:spec_decode_num_draft_tokens_total"
+TIMEOUT_S = 5.0
+MAX_BYTES = 8 << 20  # a /metrics page of a large server is ~100 KB; more is not a metrics page
+
+_SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+\S+)?\s*$")
+
+
+def parse_prometheus(text: str) -> dict[str, float]:
+    """Prometheus text exposition -> {metric name: the sum of its samples over every label set}.
+    Comments (# HELP, # TYPE) and lines that are not samples are skipped; so are values that are
+    not numbers."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        if not m:
+            continue
+        try:
+            value = float(m.group(3))
+        except ValueError:
+            continue
+        out[m.group(1)] = out.get(m.group(1), 0.0) + value
+    return out
+
+
+def fetch(url: str, headers: dict[str, str] | None = None, timeout_s: float = TIMEOUT_S) -> bytes:
+    """GET url; the body (at most MAX_BYTES). Raises OSError (urllib's errors are OSErrors)."""
+    req = urllib.request.Request(url, headers={k: v for k, v in (headers or {}).items() if k.lower() != "content-type"})
+    with urllib.request.urlopen(req, timeout=timeout_s) as r:
+        return bytes(r.read(MAX_BYTES))
+
+
+def fetch_json(url: str, headers: dict[str, str] | None = None, timeout_s: float = TIMEOUT_S) -> dict[str, Any] | None:
+    """GET url as a JSON object; None when it does not answer with one."""
+    try:
+        doc = json.loads(fetch(url, headers, timeout_s))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def spec_decode_counters(
+    metrics_url: str | None, headers: dict[str, str] | None = None, why_not: str | None = None
+) -> tuple[dict[str, float] | None, str | None]:
+    """vLLM's speculative-decoding counters at metrics_url: ({"accepted_tokens", "draft_tokens"},
+    None), or (None, why not): no metrics URL (why_not, the backend's reason), the server did not
+    answer, or its /metrics has no such counters (no speculative config, or not vLLM)."""
+    if not metrics_url:
+        return None, why_not or "the backend exposes no server metrics"
+    try:
+        text = fetch(metrics_url, headers).decode("utf-8", errors="replace")
+    except urllib.error.HTTPError as e:
+        return None, f"GET {metrics_url}: HTTP {e.code}"
+    except OSError as e:
+        return None, f"GET {metrics_url}: {e}"
+    values = parse_prometheus(text)
+    if VLLM_SPEC_ACCEPTED not in values or VLLM_SPEC_DRAFT not in values:
+        return None, f"{metrics_url} has no {VLLM_SPEC_DRAFT} (no speculative decoding, or not vLLM)"
+    return {"accepted_tokens": values[VLLM_SPEC_ACCEPTED], "draft_tokens": values[VLLM_SPEC_DRAFT]}, None
+
+
+def server_root(base_url: str) -> str:
+    """An OpenAI-compatible server's root from its API base URL (vLLM serves /metrics and /version
+    beside /v1, not under it)."""
+    return base_url.rstrip("/").removesuffix("/v1")
+
+
+def vllm_version(root: str, headers: dict[str, str] | None = None) -> tuple[str | None, str]:
+    """(vLLM's version from GET <root>/version, what was asked); None when it does not answer
+    {"version": ...} (an OpenAI-compatible server that is not vLLM)."""
+    doc = fetch_json(root + "/version", headers)
+    version = doc.get("version") if doc else None
+    return (str(version) if version else None), f"GET {root}/version"
+
+
+def llama_server_build(root: str) -> tuple[str | None, str]:
+    """(llama-server's build from GET <root>/props `build_info`, e.g. "b6780-1234abcd", what was
+    asked); None when it does not say (older builds)."""
+    doc = fetch_json(root + "/props")
+    build = doc.get("build_info") if doc else None
+    return (str(build) if build else None), f"GET {root}/props build_info"
