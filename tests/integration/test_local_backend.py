@@ -19,6 +19,10 @@ def test_deploy_serves_and_teardown_leaves_nothing(tmp_path):
         backend.wait_ready(handle, 120)
         with urllib.request.urlopen(handle["base_url"] + "/health", timeout=5) as r:
             assert r.status == 200
+        said = backend.engine_version(handle)  # llama-server's /props build_info, e.g. b6780-1234abcd
+        assert said.version and said.version.startswith("b") and said.source.endswith("/props build_info")
+        endpoint = backend.endpoint(handle)
+        assert endpoint.metrics_url is None and "no speculative-decoding" in endpoint.metrics_note
         assert group_members(handle["pgid"])
         assert llama_server_pids() - before
     finally:

@@ -182,3 +182,20 @@ def test_serving_that_does_not_run_on_ec2_is_refused():
     lmi = LmiServing(kind="lmi", name="lmi")
     with pytest.raises(DeployError, match="does not run on EC2"):
         user_data(ec2_target(serving=lmi))
+
+
+def test_a_pinned_model_revision_is_what_vllm_loads():
+    """targets.model_revision records only a revision the server was told to load."""
+    from llmbench.backends.sagemaker import container_environment
+    from llmbench.config import _pinned_revision
+
+    pinned = ec2_target().model_copy(update={"model_revision": "0a1b2c3"})
+    server = docker_run(user_data(pinned))
+    assert value(server, "--revision") == "0a1b2c3"
+    assert "--revision" not in docker_run(user_data(ec2_target()))
+    assert container_environment(pinned)["SM_VLLM_REVISION"] == "0a1b2c3"
+    vllm, model = VllmServing(kind="vllm", name="v"), {"hf_id": "Qwen/Qwen3-8B", "hf_revision": "0a1b2c3"}
+    assert _pinned_revision(vllm, "ec2", model) == _pinned_revision(vllm, "sagemaker", model) == "0a1b2c3"
+    assert _pinned_revision(vllm, "ec2", {"hf_id": "Qwen/Qwen3-8B"}) is None  # the hub's default branch: unknown
+    neuron = NeuronServing(kind="neuron", name="n")
+    assert _pinned_revision(neuron, "ec2", model) is None  # not passed to the Neuron container: not claimed

@@ -151,3 +151,56 @@ def test_latency_knee_by_hand():
     assert latency_knee_concurrency([{"concurrency": 1, "output_tokens_per_s": 10.0, "e2e_ms_p90": 100.0},
                                      {"concurrency": 2, "output_tokens_per_s": 11.0, "e2e_ms_p90": 200.0}]) == 1
     assert latency_knee_concurrency([{"concurrency": 1, "output_tokens_per_s": None, "e2e_ms_p90": 1.0}]) is None
+
+
+def test_spec_decode_acceptance_by_hand():
+    # EAGLE3 proposing 3 tokens a step over 8 steps (24 drafted), 16 of them accepted: 2/3
+    assert metrics.spec_decode_acceptance_rate(16, 24) == pytest.approx(0.6666667)
+    assert metrics.spec_decode_acceptance_rate(0, 24) == 0.0
+    assert metrics.spec_decode_acceptance_rate(0, 0) is None  # no speculation happened
+    assert metrics.spec_decode_acceptance_rate(None, 24) is None
+    before, after = {"accepted_tokens": 1000.0, "draft_tokens": 1500.0}, {"accepted_tokens": 1016.0, "draft_tokens": 1524.0}
+    assert metrics.spec_decode_level(before, after) == {
+        "spec_decode_draft_tokens": 24.0, "spec_decode_accepted_tokens": 16.0,
+        "spec_decode_acceptance_rate": 16 / 24, "spec_decode_note": None}
+    idle = metrics.spec_decode_level(before, before)
+    assert idle["spec_decode_acceptance_rate"] is None and idle["spec_decode_draft_tokens"] == 0
+    assert "no draft tokens" in idle["spec_decode_note"]
+    restarted = metrics.spec_decode_level(after, before)
+    assert restarted["spec_decode_acceptance_rate"] is None and "restarted" in restarted["spec_decode_note"]
+    unread = metrics.spec_decode_level(None, None, "SageMaker's runtime reaches only /invocations")
+    assert unread == {"spec_decode_draft_tokens": None, "spec_decode_accepted_tokens": None,
+                      "spec_decode_acceptance_rate": None, "spec_decode_note": "SageMaker's runtime reaches only /invocations"}
+
+
+def _ev(stage, status, at, **extra):
+    return {"stage": stage, "status": status, "at": f"2026-12-03T12:{at}+00:00", **extra}
+
+
+def test_time_to_ready_by_hand():
+    # created at 12:00:01.000, ready seen at 12:09:01.500: 540.5 s (seed 001's ~9 min to InService)
+    events = [_ev("deploy", "started", "00:00.500000"),
+              _ev("deploy", "created", "00:02.000000", deployed_at="2026-12-03T12:00:01+00:00", creates_endpoint=True),
+              _ev("deploy", "succeeded", "00:02.100000"),
+              _ev("wait_ready", "succeeded", "09:01.500000", waited_s=540.5),
+              _ev("warm_up", "succeeded", "09:30.000000")]
+    assert metrics.time_to_ready_s(events) == 540.5
+    # a deploy retried after its first attempt failed: the cold start of the attempt that served
+    retried = [_ev("deploy", "created", "00:01.000000", deployed_at="2026-12-03T12:00:01+00:00"),
+               _ev("deploy", "failed", "00:05.000000"),
+               _ev("deploy", "created", "01:00.000000", deployed_at="2026-12-03T12:01:00+00:00", creates_endpoint=True),
+               _ev("wait_ready", "succeeded", "04:30.000000")]
+    assert metrics.time_to_ready_s(retried) == 210.0
+    attached = [_ev("deploy", "created", "00:00.000000", deployed_at="2026-12-03T12:00:00+00:00", creates_endpoint=False),
+                _ev("wait_ready", "succeeded", "00:00.020000")]
+    assert metrics.time_to_ready_s(attached) is None  # an openai endpoint: nothing started cold
+    assert metrics.time_to_ready_s(events[:3]) is None  # never became ready
+    assert metrics.time_to_ready_s([events[0], events[3]]) is None  # a run from before `created`
+
+
+def test_first_request_ttft_is_the_one_sent_first():
+    second, first = rec(50, [70, 80], 90, 2), rec(0, [900, 910], 920, 2)  # a cold first request: 900 ms
+    assert metrics.first_request_ttft_ms([second, first]) == 900
+    failed = rec(0, [], 30_000, 0, ok=False, kind="timeout")
+    assert metrics.first_request_ttft_ms([second, failed]) is None  # the first failed: not served
+    assert metrics.first_request_ttft_ms([]) is None

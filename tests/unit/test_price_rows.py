@@ -96,5 +96,12 @@ def test_provenance_names_the_image_engine_model_and_llmbench(tmp_path):
     g7e = next(t for t in run.targets if t.target_id == "g7e-vllm-eagle3")
     assert provenance(g7e) == {
         "container_image": "763104351884.dkr.ecr.us-west-2.amazonaws.com/vllm:0.15.1-gpu-py312-cu129-ubuntu22.04-sagemaker",
-        "engine": "vllm", "model_id": "Qwen/Qwen3-32B", "llmbench_version": __version__}
+        "engine": "vllm", "model_id": "Qwen/Qwen3-32B", "llmbench_version": __version__,
+        # not yet asked (no server.json: the target never reached warm-up); no revision pinned
+        "engine_version": None, "engine_version_source": None, "model_revision": None}
     assert provenance(TARGET)["container_image"] is None  # a local llama-server has no image
+    g7e.dir.mkdir(parents=True)
+    (g7e.dir / "server.json").write_text('{"engine_version": null, "engine_version_source": "SageMaker: no /version"}')
+    assert provenance(g7e)["engine_version_source"] == "SageMaker: no /version"
+    (g7e.dir / "server.json").write_text('{"engine_version": "0.15.1", "engine_version_source": "GET /version"}')
+    assert provenance(g7e)["engine_version"] == "0.15.1"
