@@ -64,7 +64,7 @@ def stages(run_dir: Path) -> list[dict[str, Any]]:
             ev = json.loads(line)
             if ev["status"] == "started":
                 open_[ev["stage"]] = _ts(ev["at"])
-            elif ev["stage"] in open_:
+            elif ev["status"] in ("succeeded", "failed") and ev["stage"] in open_:  # not deploy's `created`
                 start = open_.pop(ev["stage"])
                 out.append({"target": ev_file.parent.name, "stage": ev["stage"], "start": start, "end": _ts(ev["at"]),
                             "status": ev["status"]})  # fmt: skip

@@ -259,6 +259,23 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                 "benchmark_cost_usd",
             ],
         ),
+        "<h3>Cold start and provenance</h3><p>Time to ready: from the deploy's create call to ready (blank: "
+        "nothing was deployed). First-request TTFT: the first request the target served, cold (a warm-up "
+        "request, in no level). Engine version: as the ready server reported it (blank: it did not say).</p>",
+        _table(
+            targets,
+            [
+                "target_id",
+                "time_to_ready_s",
+                "first_request_ttft_ms",
+                "engine",
+                "engine_version",
+                "model_id",
+                "model_revision",
+                "container_image",
+                "llmbench_version",
+            ],
+        ),
     ]
     if not levels.empty:
         parts += [
@@ -290,6 +307,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "headline_basis",
                     "break_even_output_tokens_per_s",
                     "roofline_efficiency",
+                    "spec_decode_acceptance_rate",
                     "ttft_ms_p50",
                     "ttft_ms_p90",
                     "tpot_ms_p50",

@@ -20,10 +20,15 @@ def test_report_has_every_plot_and_the_knee(tmp_path):
     frames = {
         "runs": pd.DataFrame([{"run_key": "k", "status": "succeeded", "targets_planned": 2, "targets_failed": 0,
                                "targets_validation_failed": 0, "run_dir": str(tmp_path)}]),
-        "targets": pd.DataFrame([{"target_id": "a", "status": "succeeded"}, {"target_id": "b", "status": "succeeded"}]),
-        "levels": levels, "price_performance": pp,
+        "targets": pd.DataFrame([{"target_id": "a", "status": "succeeded", "time_to_ready_s": 541.25,
+                                  "first_request_ttft_ms": 912.5, "engine_version": "0.15.1"},
+                                 {"target_id": "b", "status": "succeeded", "time_to_ready_s": None}]),
+        "levels": levels, "price_performance": pp.assign(spec_decode_acceptance_rate=0.625),
     }
     html = write_report(frames, tmp_path / "report.html").read_text()
+    cold = html.split("<h3>Cold start and provenance</h3>")[1].split("</table>")[0]
+    assert "541.250" in cold and "912.500" in cold and "0.15.1" in cold and "time_to_ready_s" in cold
+    assert "spec_decode_acceptance_rate" in html and "0.625" in html
     images = re.findall(r'alt="([^"]+)" src="data:image/png;base64,([^"]+)"', html)
     assert [a for a, _ in images] == ["Output throughput", "TTFT p50", "TTFT p99", "TPOT p50",
                                       "Throughput against latency", "Price-performance",
