@@ -88,7 +88,12 @@ def _print_frame(df, columns: list[str]) -> None:
 
 
 # Workload and llama-server fields -> the sweep flag that sets them (for one-line errors).
-SWEEP_FLAGS = {"warmup_requests": "--warmup", "request_timeout_s": "--timeout", "arrival_rates_rps": "--arrival-rates"}
+SWEEP_FLAGS = {
+    "warmup_requests": "--warmup",
+    "warmup_each_level": "--warmup-each-level",
+    "request_timeout_s": "--timeout",
+    "arrival_rates_rps": "--arrival-rates",
+}
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:
@@ -113,6 +118,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         "concurrency": sorted(set(a.concurrency)),
         "requests_per_level": a.requests_per_level,
         "warmup_requests": a.warmup,
+        "warmup_each_level": a.warmup_each_level,
         "request_timeout_s": a.timeout,
         "seed": a.seed,
     }
@@ -175,7 +181,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         backend.wait_ready(handle, ready_s)
         endpoint = backend.endpoint(handle)
         _say(f"endpoint {endpoint.url}")
-        run_warmup(endpoint, workload, progress=_say)
+        run_warmup(endpoint, workload, progress=_say, out_dir=out)
         result = run_sweep(endpoint, workload, out, progress=_say)
     except (DeployError, RuntimeError) as e:  # not reachable, not ready, or every warm-up request failed
         print(f"llmbench sweep: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
@@ -302,7 +308,7 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
     )
     _say(f"endpoint {endpoint.url}")
     try:
-        run_warmup(endpoint, workload, progress=_say)
+        run_warmup(endpoint, workload, progress=_say, out_dir=out)
     except RuntimeError as e:
         print(f"llmbench sweep: {e}", file=sys.stderr)
         return 1
@@ -643,6 +649,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--input-tokens", type=int, default=256)
     s.add_argument("--output-tokens", type=int, default=64)
     s.add_argument("--warmup", type=int, default=2, help="warm-up requests, timings discarded")
+    s.add_argument(
+        "--warmup-each-level",
+        type=int,
+        default=0,
+        help="closed loop: before each level, this many warm-up requests per stream at its concurrency (warmup.jsonl)",
+    )
     s.add_argument("--timeout", type=float, default=120.0, help="per-request timeout, seconds (a hard deadline)")
     s.add_argument("--max-response-bytes", type=int, help="one response's byte budget (default 16 MiB)")
     s.add_argument("--seed", type=int, default=0)

@@ -29,6 +29,8 @@ HOSTILE = [
     (["sweep", "--url", DEAD, "--output-tokens", "0"], 2, "--output-tokens"),
     (["sweep", "--url", DEAD, "--output-tokens", "-5"], 2, "--output-tokens"),
     (["sweep", "--url", DEAD, "--warmup", "-3"], 2, "--warmup"),
+    (["sweep", "--url", DEAD, "--warmup-each-level", "-1"], 2, "--warmup-each-level"),
+    (["sweep", "--url", DEAD, "--warmup-each-level", "1", "--arrival-rates", "2"], 2, "open-loop workload"),
     (["sweep", "--url", DEAD, "--concurrency", ","], 2, "--concurrency"),
     (["sweep", "--url", DEAD, "--concurrency", "100000000000000000000"], 2, "--concurrency"),
     (["sweep", "--url", DEAD, "--concurrency", "abc"], 2, "expected comma-separated integers"),
