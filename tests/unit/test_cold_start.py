@@ -30,3 +30,27 @@ def test_the_first_request_is_the_initial_warm_up_then_a_level_warm_up_then_the_
     (t.dir / "warmup.jsonl").write_text(initial + "\n" + "\n".join(level) + "\n" + '{"phase": "initial", "cut')
     assert cold_start(t, events)["first_request_ttft_ms"] == 900.0  # the initial warm-up; a cut line skipped
     assert cold_start(t, [])["time_to_ready_s"] is None
+
+
+def test_a_reprocess_keeps_what_only_the_sweep_measured(tmp_path):
+    """The level's warm-up count and the server's counters are not in the request records: a
+    reprocess (recompute_levels) carries them over from the levels as measured."""
+    import pandas as pd
+
+    from llmbench.records import to_table
+    from llmbench.reprocess import recompute_levels
+    from llmbench.sweep import SWEEP_ONLY_COLUMNS, level_row
+
+    t = ec2_target(tmp_path)
+    t.dir.mkdir(parents=True)
+    recs = [rec(0, [100, 110], 120, 2), rec(120, [200, 210], 220, 2)]
+    import pyarrow.parquet as pq
+
+    pq.write_table(to_table(recs), t.dir / "requests.parquet")
+    measured = {"level_warmup_requests": 2, "spec_decode_draft_tokens": 24.0, "spec_decode_accepted_tokens": 16.0,
+                "spec_decode_acceptance_rate": 16 / 24, "spec_decode_note": None}
+    pd.DataFrame([level_row(recs, 1, None, t.slo, 0.01, 1, measured)]).to_parquet(t.dir / "levels.parquet")
+    assert recompute_levels(t)
+    (row,) = pd.read_parquet(t.dir / "levels.parquet").to_dict("records")
+    assert {k: row[k] for k in SWEEP_ONLY_COLUMNS} == measured
+    assert level_row(recs, 1, None)["spec_decode_note"] is None  # a rebuild: not known, NULL
