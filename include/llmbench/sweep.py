@@ -4,6 +4,10 @@ workload's arrival_rates_rps): one level per Poisson arrival rate, each with the
 max_in_flight. Every record is appended to requests.jsonl the moment it completes, so nothing
 measured is lost if the process dies mid-sweep; requests.parquet gets a row group per level and
 levels.parquet (the metric rows, metrics.summarize_level) is rewritten as each level ends.
+Warm-up requests (run_warmup before the sweep; with workload.warmup_each_level, a round at each
+closed-loop level's concurrency just before it) go to warmup.jsonl, never into a level. Around each
+level the server's speculative-decoding counters are read where the endpoint names its metrics
+page (servermetrics), so the level's row carries its acceptance rate or why it has none.
 """
 
 from __future__ import annotations
