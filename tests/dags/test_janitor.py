@@ -34,7 +34,8 @@ def _tags(run_key: str, expires: datetime) -> list[dict]:
             {"Key": "llmbench:expires-at", "Value": expires.isoformat(timespec="seconds")}]
 
 
-def test_the_sweep_terminates_expired_ec2_instances_and_deletes_expired_sagemaker_models(aws, monkeypatch):
+def test_the_sweep_terminates_expired_ec2_instances_and_deletes_expired_sagemaker_models(dagbag, aws, monkeypatch):
+    # dagbag: Airflow puts plugins/ (llmbench_airflow) on the path as it does for the scheduler
     import boto3
 
     import llmbench_airflow
