@@ -39,8 +39,8 @@ SELECT p.run_key, p.logical_date, p.model, p.workload_label, p.workload_input_to
 FROM (
     SELECT run_key, target_id, logical_date, model, workload_label, workload_input_tokens, workload_output_tokens,
            backend, instance_type, serving_config, price_basis, quality_passed,
-           count(*) AS levels,
-           sum(CASE WHEN meets_slo AND validation_passed THEN 1 ELSE 0 END) AS levels_meeting_slo
+           CAST(count(*) AS INTEGER) AS levels,
+           CAST(sum(CASE WHEN meets_slo AND validation_passed THEN 1 ELSE 0 END) AS INTEGER) AS levels_meeting_slo
     FROM llmbench.price_performance
     GROUP BY run_key, target_id, logical_date, model, workload_label, workload_input_tokens, workload_output_tokens,
              backend, instance_type, serving_config, price_basis, quality_passed
