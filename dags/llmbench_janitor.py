@@ -1,15 +1,18 @@
 """llmbench_janitor: the last line of defence against a leaked endpoint.
 
-Hourly, it deletes every SageMaker endpoint, endpoint config and model, and terminates every EC2
-instance (and deletes its security group), tagged managed-by=llmbench whose llmbench:expires-at
-tag has passed (a killed worker's leftovers). Unexpired resources and
-anything not tagged by llmbench are never touched, so it is safe to run at any time.
+Hourly, in each region of the Param `regions` (default: every region a shipped config's
+sagemaker, ec2 or bedrock section names: llmbench.paths.config_regions), it deletes every
+SageMaker endpoint, endpoint config and model, and terminates every EC2 instance (and deletes its
+security group), tagged managed-by=llmbench whose llmbench:expires-at tag has passed (a killed
+worker's leftovers). Unexpired resources and anything not tagged by llmbench are never touched,
+so it is safe to run at any time.
 """
 
 from __future__ import annotations
 
 from airflow.sdk import get_current_context, task
 
+from llmbench.paths import config_regions
 from llmbench_airflow import regional_aws_dag
 
 
@@ -30,4 +33,4 @@ def sweep_expired(region: str) -> list[dict]:
     ]
 
 
-regional_aws_dag("llmbench_janitor", "@hourly", __doc__, sweep_expired)
+regional_aws_dag("llmbench_janitor", "@hourly", __doc__, sweep_expired, default_regions=config_regions())

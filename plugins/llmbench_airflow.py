@@ -55,9 +55,15 @@ def backend_kwargs(target: Any) -> dict[str, Any]:
     return {}
 
 
-def regional_aws_dag(dag_id: str, schedule: str, doc: str | None, per_region: Any) -> Any:
+DEFAULT_REGIONS = ["us-east-1", "us-west-2"]
+
+
+def regional_aws_dag(
+    dag_id: str, schedule: str, doc: str | None, per_region: Any, default_regions: list[str] | None = None
+) -> Any:
     """The shape the janitor and the prices DAGs share: hourly/daily, one run at a time, Params
-    `aws_conn_id` and `regions`, and `per_region` (a @task taking `region`) mapped over the regions."""
+    `aws_conn_id` and `regions` (default: `default_regions`, else DEFAULT_REGIONS), and
+    `per_region` (a @task taking `region`) mapped over the regions."""
     from datetime import timedelta
 
     import pendulum
@@ -74,7 +80,7 @@ def regional_aws_dag(dag_id: str, schedule: str, doc: str | None, per_region: An
         doc_md=doc,
         params={
             "aws_conn_id": Param("aws_default", type="string"),
-            "regions": Param(["us-east-1", "us-west-2"], type="array", items={"type": "string"}),
+            "regions": Param(list(default_regions or DEFAULT_REGIONS), type="array", items={"type": "string"}),
         },
     )
     def regional():

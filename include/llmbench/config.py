@@ -80,6 +80,10 @@ class TargetSpec(_Strict):
     precision: str | None = None  # required on local, sagemaker and ec2
     serving: Serving
     usd_per_hour: float | None = Field(None, ge=0)  # overrides the catalog price (openai: the only price)
+    # Where usd_per_hour comes from and as of when (a quote, a reserved price, the seed's figure):
+    # frozen on the rows with it, as the catalog's and the Pricing API's sources are. Default "config".
+    price_source: str | None = Field(None, min_length=1, max_length=500)
+    price_date: date | None = None
     # Why no source prices this target (no catalog or Pricing API price for its type and region):
     # it is then measured without $ figures instead of refused. A price wins once one exists.
     unpriced: str | None = Field(None, min_length=1)
@@ -90,6 +94,21 @@ class TargetSpec(_Strict):
         if not paths.SAFE_ID.fullmatch(v):
             raise ValueError(f"target id {v!r} must be {paths.SAFE_ID_RULE}")
         return v
+
+    @model_validator(mode="after")
+    def _price_provenance(self) -> TargetSpec:
+        if (self.price_source is not None or self.price_date is not None) and self.usd_per_hour is None:
+            raise ValueError("price_source / price_date describe usd_per_hour: set usd_per_hour too")
+        return self
+
+    def config_price(self) -> Price:
+        """The target's own usd_per_hour, with its source (default "config") and date."""
+        assert self.usd_per_hour is not None
+        return Price.hourly(
+            self.usd_per_hour,
+            self.price_source or "config",
+            self.price_date.isoformat() if self.price_date else None,
+        )
 
 
 def _known_region(section: str, region: str) -> None:
@@ -487,7 +506,7 @@ def _hourly_price(
 ) -> Price:
     """The config's $/hour, else the AWS Pricing API cache (SageMaker), else the catalog's."""
     if t.usd_per_hour is not None:
-        return Price.hourly(t.usd_per_hour, "config")
+        return t.config_price()
     api_price = cat["pricing_api"].get(region, {}).get(t.instance_type) if kind == "sagemaker" else None
     if api_price is not None:  # refreshed from the AWS Pricing API (llmbench_prices DAG)
         return Price.hourly(
@@ -574,7 +593,7 @@ def _check_openai_target(t: TargetSpec, s: OpenAIServing, out: _Checked) -> tupl
     $/hour is the config's; without one, only latency and throughput are published."""
     out.passed("hardware (an endpoint you run)", "not checked")
     if t.usd_per_hour is not None:
-        price = Price.hourly(t.usd_per_hour, "config")
+        price = t.config_price()
     else:
         price = Price(basis="none", note="no usd_per_hour in the config for this endpoint: latency and throughput only")
     out.passed("price", price_summary(price))

@@ -57,3 +57,30 @@ def under(base: Path | str, *parts: str) -> Path:
     if not path.resolve().is_relative_to(base.resolve()):
         raise ValueError(f"{path} would leave {base}")
     return path
+
+
+AWS_SECTIONS = ("sagemaker", "ec2", "bedrock")  # the config sections that name an AWS region
+
+
+def config_regions(config_dir: Path | str | None = None) -> list[str]:
+    """Every AWS region the configs in config_dir (default: the shipped configs, CONFIG_DIR) use in
+    their sagemaker, ec2 and bedrock sections, sorted: where llmbench may leave resources, so where
+    the janitor DAG looks by default. Read from the YAML alone (no validation, nothing heavy
+    imported: the janitor DAG calls it when it is parsed); a file that does not parse is skipped,
+    as plan would refuse it."""
+    import yaml
+
+    regions: set[str] = set()
+    for path in sorted(Path(config_dir or CONFIG_DIR).glob("*.yaml")):
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        if not isinstance(raw, dict):
+            continue
+        for section in AWS_SECTIONS:
+            settings = raw.get(section)
+            region = settings.get("region") if isinstance(settings, dict) else None
+            if isinstance(region, str) and region:
+                regions.add(region)
+    return sorted(regions)

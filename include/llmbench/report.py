@@ -205,6 +205,40 @@ def _reference(ref, pp) -> str:
     )
 
 
+def _break_even(be, pp) -> str:
+    """Every hourly level against every per-token path of the run (table break_even, view
+    v_break_even), not only the cheapest: the output tok/s to sustain 24x7 to cost no more."""
+    if be is None or be.empty:
+        return ""
+    level = ["target_id", "concurrency", "arrival_rate_rps"]
+    have = [c for c in ("output_tokens_per_s", "usd_per_m_output_tokens_with_input") if c in pp.columns]
+    rows = be.merge(pp[level + have], on=level, how="left").sort_values(
+        ["per_token_target_id", "concurrency", "arrival_rate_rps", "target_id"]
+    )
+    n = be["per_token_target_id"].nunique()
+    return (
+        f"<h3>Break-even against each per-token path ({n})</h3><p>Per hourly level and per-token path: "
+        "the output tok/s the hourly path must sustain around the clock to cost no more than that "
+        "per-token path, at the level's input:output ratio, and what each costs per million output "
+        "tokens with their input.</p>"
+        + _table(
+            rows,
+            [
+                "per_token_target_id",
+                "target_id",
+                "concurrency",
+                "arrival_rate_rps",
+                "input_tokens_per_output_token",
+                "per_token_usd_per_m_output_tokens_with_input",
+                "usd_per_m_output_tokens_with_input",
+                "output_tokens_per_s",
+                "break_even_output_tokens_per_s",
+                "beats_per_token",
+            ],
+        )
+    )
+
+
 # Marks the page once it has loaded: how many images there are and how many failed to decode.
 # The browser test (tests/integration/test_dag_run.py) reads these from the rendered DOM.
 LOAD_CHECK = """<script>
@@ -327,7 +361,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
             "<p>$/M output tokens with input: what a million output tokens cost together with the input "
             "tokens that came with them, comparable between hourly and per-token paths. Break-even: the "
             "output tok/s an hourly path must sustain 24x7 to cost no more than the run's cheapest "
-            "per-token path, at the level's measured input:output ratio.</p>",
+            "per-token path, at the level's measured input:output ratio (against every per-token path: "
+            "below).</p>",
             _table(
                 pp.sort_values(["concurrency", "usd_per_m_output_tokens_with_input"], na_position="last"),
                 [
@@ -336,6 +371,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "backend",
                     "instance_type",
                     "model",
+                    "workload_label",
                     "price_basis",
                     "usd_per_m_output_tokens_with_input",
                     "usd_per_m_output_tokens",
@@ -352,6 +388,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "price_note",
                 ],
             ),
+            _break_even(frames.get("break_even"), pp),
         ]
     quality = frames.get("quality")
     if quality is not None and not quality.empty:

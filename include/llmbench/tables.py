@@ -14,6 +14,7 @@ from llmbench import __version__, metrics, pricing
 from llmbench.codeversion import Computation
 from llmbench.events import read_events
 from llmbench.models import Price, ResolvedTarget, RunPlan
+from llmbench.workload import Workload, length_mean
 
 TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
 QUALITY_SUITES = ("tool_call", "exact")  # each has a targets column quality_score_<suite>
@@ -274,6 +275,7 @@ def price_rows(
                 "output_tokens_per_s": out_tps,
                 "requests_per_s": lv["requests_per_s"],
                 "input_tokens_per_output_token": k,
+                **workload_columns(target.workload),
                 **_level_prices(target.price, out_tps, total_tps, k),
                 "ttft_ms_p50": lv["ttft_ms_p50"],
                 "ttft_ms_p90": lv["ttft_ms_p90"],
@@ -296,6 +298,20 @@ def price_rows(
         rows[-1].update(headline_price(rows[-1], run.price_basis))
         rows[-1].update(roofline_basis(target, rows[-1]["roofline_efficiency"]))
     return rows
+
+
+def workload_columns(w: Workload) -> dict[str, Any]:
+    """What a price row was measured with, to filter the comparison per model and workload: the
+    planned mean input tokens per request (the shared prefix included: the whole prompt) and mean
+    output tokens, and a label naming them (and the preset, if the workload has one)."""
+    tokens_in = length_mean(w.input_tokens) + w.shared_prefix_tokens
+    tokens_out = length_mean(w.output_tokens)
+    label = f"{tokens_in:g} in / {tokens_out:g} out"
+    return {
+        "workload_label": f"{w.preset} ({label})" if w.preset else label,
+        "workload_input_tokens": tokens_in,
+        "workload_output_tokens": tokens_out,
+    }
 
 
 def roofline_basis(target: ResolvedTarget, efficiency: float | None) -> dict[str, Any]:
@@ -403,12 +419,20 @@ def headline_price(row: dict[str, Any], basis: str) -> dict[str, Any]:
     return {"headline_basis": basis, "usd_per_m_headline": row.get(HEADLINE_COLUMNS[basis])}
 
 
-def compare_paths(run: RunPlan, statuses: dict[str, str], prices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def compare_paths(
+    run: RunPlan,
+    statuses: dict[str, str],
+    prices: list[dict[str, Any]],
+    quality_passed: dict[str, bool | None] | None = None,
+) -> list[dict[str, Any]]:
     """The figures that put a run's serving paths side by side, from its price rows (edited in
     place) and returned as `break_even` rows:
-    - every hourly level against every per-token target that succeeded in the run: the output
-      tok/s the hourly path must sustain 24x7 to cost no more, at the level's measured input:output
-      ratio (the catalog's default ratio where unmeasured): one `break_even` row each;
+    - every hourly level against every per-token target that succeeded in the run and did not
+      fail the quality gate (`quality_passed`: target id -> the gate; False excludes it, as a
+      wrong answer at a low price is no comparator): the output tok/s the hourly path must sustain
+      24x7 to cost no more, at the level's measured input:output ratio (the catalog's default
+      ratio where unmeasured), and what the per-token path costs per million output tokens with
+      their input at that ratio: one `break_even` row each;
     - on each price row, the same against the per-token target that is cheapest at that ratio
       (`per_token_target_id`, `break_even_output_tokens_per_s_vs_per_token`, `beats_per_token`);
     - on a SageMaker row, what the managed path adds over the same instance type run on EC2 (ml.<type>
@@ -419,6 +443,7 @@ def compare_paths(run: RunPlan, statuses: dict[str, str], prices: list[dict[str,
         for t in run.targets
         if t.price.basis == "per_token"
         and statuses.get(t.target_id) == "succeeded"
+        and _gate_open((quality_passed or {}).get(t.target_id))
         and t.price.usd_per_m_input_tokens is not None
         and t.price.usd_per_m_output_tokens is not None
     ]
@@ -443,6 +468,7 @@ def compare_paths(run: RunPlan, statuses: dict[str, str], prices: list[dict[str,
             p_in, p_out = api.price.usd_per_m_input_tokens or 0.0, api.price.usd_per_m_output_tokens or 0.0
             tps = pricing.break_even_output_tokens_per_s(usd_h, p_in, p_out, k)
             beats = bool(out_tps is not None and out_tps >= tps)
+            api_usd = pricing.per_token_usd_per_m_output_with_input(p_in, p_out, k)
             break_even.append(
                 {
                     "run_key": run.run_key,
@@ -453,9 +479,9 @@ def compare_paths(run: RunPlan, statuses: dict[str, str], prices: list[dict[str,
                     "input_tokens_per_output_token": k,
                     "break_even_output_tokens_per_s": tps,
                     "beats_per_token": beats,
+                    "per_token_usd_per_m_output_tokens_with_input": api_usd,
                 }
             )
-            api_usd = pricing.per_token_usd_per_m_output_with_input(p_in, p_out, k)
             if cheapest is None or api_usd < cheapest[0]:
                 cheapest = (api_usd, api.target_id, tps)
         if cheapest is not None:
@@ -470,6 +496,11 @@ def compare_paths(run: RunPlan, statuses: dict[str, str], prices: list[dict[str,
                 row["managed_overhead_ttft_ms_p50"] = _minus(row["ttft_ms_p50"], ec2["ttft_ms_p50"])
                 row["managed_overhead_e2e_ms_p50"] = _minus(row["e2e_ms_p50"], ec2["e2e_ms_p50"])
     return break_even
+
+
+def _gate_open(passed: bool | None) -> bool:
+    """The quality gate lets a target through: it passed, or had no quality stage (None)."""
+    return passed is None or bool(passed)
 
 
 def _minus(a: float | None, b: float | None) -> float | None:
@@ -512,7 +543,7 @@ def build_tables(run_dir: str) -> dict[str, Any]:
             for r in price_rows(run, target, lv.to_dict("records"), row["validation_passed"])
         )
 
-    break_even = compare_paths(run, {t["target_id"]: t["status"] for t in targets}, prices)
+    break_even = compare_paths(run, {t["target_id"]: t["status"] for t in targets}, prices, verdicts)
     speculative_speedups(run, prices)
     pp = pd.DataFrame(prices)
     if not pp.empty:

@@ -3,7 +3,7 @@
 -- computed once, in Python (llmbench.tables.compare_paths, llmbench.pricing); these views only
 -- choose columns.
 
--- v_path_comparison: in 015_quality_views.sql (it carries the quality score, added by 014_quality.sql).
+-- v_path_comparison, v_path_at_slo, v_break_even: in 018_views.sql (they read the workload columns 018_comparison.sql adds).
 
 -- What the managed path adds: a SageMaker endpoint against the same instance type on EC2.
 CREATE OR REPLACE VIEW llmbench.v_managed_overhead AS

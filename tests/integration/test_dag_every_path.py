@@ -132,5 +132,13 @@ def test_one_run_every_path_one_run_key_nothing_left(airflow_env, local_server, 
         assert sorted((p[0], p[1], p[2]) for p in pairs) == sorted(
             (t, c, "nova-micro") for t in ("local-2slots", "ec2-g6", "sm-g6") for c in (1, 2))
         assert all(o[2] is not None for o in overhead)
+        # Each path at the SLO (one row per target) and break-even against each per-token path.
+        at_slo = con.execute("SELECT target_id, backend, workload_label, levels_meeting_slo, concurrency AS c, "
+                             "round(output_tokens_per_s, 1) AS out_tps, round(usd_per_m_headline, 3) AS usd_m "
+                             "FROM llmbench.v_path_at_slo WHERE run_key = ? ORDER BY target_id", [RUN_KEY]).fetchdf()
+        print(at_slo.to_string(index=False))
+        assert sorted(at_slo["target_id"]) == sorted(targets)
+        assert con.execute("SELECT count(*) FROM llmbench.v_break_even WHERE run_key = ? AND cheapest_per_token",
+                           [RUN_KEY]).fetchone()[0] == len(pairs)
     finally:
         con.close()

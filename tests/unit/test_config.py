@@ -294,3 +294,23 @@ def test_selecting_targets_keeps_only_their_reference_figures(tmp_path):
     run = plan("sagemaker-seed-000", "2026-11-30", {"targets": ["g7e-qwen3coder-fp4"]}, runs_root=tmp_path)
     assert [t.target_id for t in run.targets] == ["g7e-qwen3coder-fp4"]
     assert run.reference and {r.target for r in run.reference} <= {"g7e-qwen3coder-fp4", None}
+
+
+def test_config_regions_are_the_union_of_every_configs_aws_sections(tmp_path):
+    from llmbench.config import available_configs
+    from llmbench.paths import config_regions
+
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump({"name": "a", "sagemaker": {"region": "eu-west-1"},
+                                                     "ec2": {"region": "us-east-2"}}))
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump({"name": "b", "bedrock": {"region": "ap-south-1"},
+                                                     "ec2": {"region": "us-east-2"}}))
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump({"name": "local", "backend": "local"}))
+    (tmp_path / "broken.yaml").write_text("name: [unclosed\n")
+    (tmp_path / "notes.txt").write_text("sagemaker: {region: sa-east-1}\n")
+    assert config_regions(tmp_path) == ["ap-south-1", "eu-west-1", "us-east-2"]
+    # The shipped configs, each validated by plan's own loader: the same union.
+    validated = set()
+    for name in available_configs():
+        cfg = load_config(name)
+        validated |= {s.region for s in (cfg.sagemaker, cfg.ec2, cfg.bedrock) if s is not None}
+    assert config_regions() == sorted(validated) and "us-east-2" in validated

@@ -344,3 +344,42 @@ def test_v_speculative_speedup_lists_the_speculative_levels(db):
     got = warehouse.query("SELECT target_id, speculative_baseline_target_id, concurrency, speculative_speedup "
                           "FROM llmbench.v_speculative_speedup", target=db)
     assert got.values.tolist() == [["eagle", "plain", 32, pytest.approx(1.8703, abs=1e-4)]]
+
+
+OLD_PATH_COMPARISON = """-- repeatable
+CREATE OR REPLACE VIEW llmbench.v_latest_price_performance AS SELECT * FROM llmbench.price_performance;
+CREATE OR REPLACE VIEW llmbench.v_path_comparison AS
+SELECT run_key, logical_date, model, backend, instance_type, serving_config, target_id,
+       concurrency, arrival_rate_rps, load_mode, price_basis, usd_per_hour,
+       output_tokens_per_s, ttft_ms_p50, ttft_ms_p90, tpot_ms_p50, e2e_ms_p50, error_rate,
+       meets_slo, validation_passed,
+       usd_per_m_output_tokens, usd_per_m_output_tokens_with_input, usd_per_m_total_tokens,
+       monthly_usd, price_note, per_token_target_id, break_even_output_tokens_per_s_vs_per_token, beats_per_token,
+       quality_score, quality_passed
+FROM llmbench.price_performance;
+"""
+
+
+def test_a_warehouse_with_the_old_path_comparison_view_is_upgraded(db, tmp_path, monkeypatch):
+    """v_path_comparison as 015_quality_views.sql defined it (no workload) is replaced by
+    018_views.sql's, with the workload columns in the middle: PostgreSQL's CREATE OR REPLACE
+    VIEW would refuse that, so 018 drops it first; rows published before stay."""
+    import shutil
+
+    sql = tmp_path / "sql_before"
+    shutil.copytree(warehouse.SQL_DIR, sql)
+    for later in sql.glob("018_*.sql"):
+        later.unlink()
+    (sql / "015_quality_views.sql").write_text(OLD_PATH_COMPARISON)
+    monkeypatch.setattr(warehouse, "SQL_DIR", sql)
+    old = _pp_run("old", "2026-11-23", [("g6", "qwen", "g6.xlarge", 1, 100.0, 0.8, True)])
+    warehouse.publish(old, db)
+    monkeypatch.undo()
+
+    warehouse.publish(_pp_run("new", "2026-11-30", [("g6", "qwen", "g6.xlarge", 1, 100.0, 0.8, True)]), db)
+    got = warehouse.query("SELECT run_key, workload_label, target_id FROM llmbench.v_path_comparison "
+                          "ORDER BY run_key", target=db)
+    assert got["run_key"].tolist() == ["new", "old"] and got["workload_label"].isna().all()
+    at_slo = warehouse.query("SELECT run_key, levels, levels_meeting_slo, concurrency FROM llmbench.v_path_at_slo "
+                             "ORDER BY run_key", target=db)
+    assert at_slo.values.tolist() == [["new", 1, 1, 1], ["old", 1, 1, 1]]
