@@ -344,6 +344,8 @@ def parse_answer(wire: str, payload: Any) -> Answer:
 
 
 _TOOLS_REFUSED = re.compile(r"tool|jinja|function", re.I)
+# 424: SageMaker's ModelError and Bedrock's ModelErrorException carry the model server's refusal
+_REFUSING_STATUSES = (400, 404, 422, 424, 500, 501)
 
 
 class _Bounded(Exception):
@@ -443,7 +445,7 @@ def ask(
     text = raw.decode("utf-8", "replace")
     if not 200 <= status < 300:
         detail = text[:500]
-        if suite == "tool_call" and status in (400, 404, 422, 500, 501) and _TOOLS_REFUSED.search(detail):
+        if suite == "tool_call" and status in _REFUSING_STATUSES and _TOOLS_REFUSED.search(detail):
             return Answer(raw=detail, unsupported=f"HTTP {status}: {detail[:200]}")
         return Answer(raw=detail, error=f"HTTP {status}: {detail[:200]}")
     try:
