@@ -369,11 +369,13 @@ def post_bounded(url: str, data: bytes, headers: dict[str, str], timeout_s: floa
     conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
     conn = conn_cls(u.hostname, u.port, timeout=timeout_s)
     expired = threading.Event()
+    # The socket itself, kept apart: http.client drops conn.sock once a response says it closes the
+    # connection (the response still reads from it), and the deadline must reach it all the same.
+    held: list[socket.socket] = []
 
     def expire() -> None:
         expired.set()
-        sock = conn.sock
-        if sock is not None:
+        for sock in held:
             try:
                 sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked in another thread
             except OSError:
@@ -392,13 +394,15 @@ def post_bounded(url: str, data: bytes, headers: dict[str, str], timeout_s: floa
     try:
         try:
             conn.connect()
-            conn.sock.settimeout(left())
+            held.append(conn.sock)
+            if expired.is_set():  # the timer fired during connect, before the socket was held
+                left()
             path = (u.path or "/") + (f"?{u.query}" if u.query else "")
+            held[0].settimeout(left())
             conn.request("POST", path, body=data, headers=headers)
             resp = conn.getresponse()
             while len(body) <= max_bytes:
-                if conn.sock is not None:
-                    conn.sock.settimeout(left())
+                held[0].settimeout(left())
                 chunk = resp.read1(min(1 << 16, max_bytes + 1 - len(body)))
                 if not chunk:
                     break

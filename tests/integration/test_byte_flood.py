@@ -102,11 +102,14 @@ def test_quality_requests_end_at_the_byte_budget(tmp_path):
     assert stats["rss_mb"] < 300, stats
 
 
-def test_quality_requests_end_at_their_deadline_however_fast_bytes_arrive(tmp_path):
+@pytest.mark.parametrize("close", [False, True], ids=["keep-alive", "connection-close"])
+def test_quality_requests_end_at_their_deadline_however_fast_bytes_arrive(tmp_path, close):
+    """With `Connection: close`, http.client lets go of the connection's socket while the response
+    still reads from it: the deadline must reach that socket too."""
     from llmbench import quality
 
     items = len(quality.EXACT_ITEMS)
-    with ServerProcess("llmbench.testing.flood", "--mb-per-s", "20") as flood:
+    with ServerProcess("llmbench.testing.flood", "--mb-per-s", "20", *(["--close"] if close else [])) as flood:
         stats, lines = _quality(flood.url, tmp_path, 0.5, 1 << 30, items)
     assert len(lines) == items
     assert all(x["error"] == "timeout: no complete response within 0.5 s" for x in lines), lines[0]["error"]
