@@ -276,7 +276,18 @@ def _summarise(result) -> int:
 
     _print_frame(pd.DataFrame(result.levels), LEVEL_COLUMNS)
     print(f"\nrequests: {result.requests_path}\nlevels:   {result.levels_path}")
-    return 0 if sum(lv["requests_failed"] for lv in result.levels) == 0 else 3
+    failed = sum(lv["requests_failed"] for lv in result.levels)
+    if failed == 0:
+        return 0
+    total = failed + sum(lv["requests_ok"] for lv in result.levels)
+    kinds = pd.read_parquet(result.requests_path, columns=["error_kind"])["error_kind"].value_counts()
+    why = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
+    print(
+        f"llmbench sweep: completed, but {failed} of {total} requests failed ({why}); "
+        f"their records say why: {result.requests_path}",
+        file=sys.stderr,
+    )
+    return 3
 
 
 def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Path) -> int:

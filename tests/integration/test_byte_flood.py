@@ -60,3 +60,58 @@ def test_the_deadline_holds_however_fast_bytes_arrive(tmp_path):
     assert (ends <= 2 + 0.5).all(), ends.tolist()
     assert stats["wall_s"] < 3 * 2 + 6, stats  # three rounds of 2 s, and what a timed-out record keeps is bounded
     assert stats["rss_mb"] < 800, stats
+
+
+# The quality stage's requests (llmbench.quality.ask, non-streaming) are bounded the same way: before,
+# it read the whole body with r.read() and only urllib's per-read timeout, so a flood took memory
+# and time without end.
+ASK = """
+import json, resource, sys, time
+from llmbench.backends.base import Endpoint
+from llmbench.quality import run_quality
+from pathlib import Path
+url, out, timeout_s, max_bytes = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+t0 = time.monotonic()
+s = run_quality(Endpoint(url + "/v1/chat/completions"), ["exact"], 1, out, 8, timeout_s, max_response_bytes=max_bytes)
+print(json.dumps({"wall_s": time.monotonic() - t0, "summary": s,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _quality(url, tmp_path, timeout_s, max_bytes, items):
+    p = subprocess.run([sys.executable, "-c", ASK, url, str(tmp_path), str(timeout_s), str(max_bytes)],
+                       capture_output=True, text=True, timeout=30 + items * timeout_s * 3)
+    assert p.returncode == 0, p.stderr[-3000:]
+    lines = [json.loads(x) for x in (tmp_path / "quality.jsonl").read_text().splitlines()]
+    return json.loads(p.stdout.strip().splitlines()[-1]), lines
+
+
+def test_quality_requests_end_at_the_byte_budget(tmp_path):
+    from llmbench import quality
+
+    items = len(quality.EXACT_ITEMS)
+    with ServerProcess("llmbench.testing.flood") as flood:
+        stats, lines = _quality(flood.url, tmp_path, 30, 4 << 20, items)
+    assert len(lines) == items and stats["summary"]["suites"]["exact"] == {
+        "status": "scored", "score": 0.0, "n": items, "passed": 0, "reason": None}
+    for x in lines:
+        assert x["error"] == f"response_too_large: more than {4 << 20} bytes", x["error"]
+        assert x["reason"] == f"request failed: {x['error']}" and not x["passed"]
+        assert len(x["raw"]) <= 2000  # what is kept of it is bounded too
+    assert stats["wall_s"] < items * 5, stats  # each ends at 4 MiB, not at its 30 s deadline
+    assert stats["rss_mb"] < 300, stats
+
+
+@pytest.mark.parametrize("close", [False, True], ids=["keep-alive", "connection-close"])
+def test_quality_requests_end_at_their_deadline_however_fast_bytes_arrive(tmp_path, close):
+    """With `Connection: close`, http.client lets go of the connection's socket while the response
+    still reads from it: the deadline must reach that socket too."""
+    from llmbench import quality
+
+    items = len(quality.EXACT_ITEMS)
+    with ServerProcess("llmbench.testing.flood", "--mb-per-s", "20", *(["--close"] if close else [])) as flood:
+        stats, lines = _quality(flood.url, tmp_path, 0.5, 1 << 30, items)
+    assert len(lines) == items
+    assert all(x["error"] == "timeout: no complete response within 0.5 s" for x in lines), lines[0]["error"]
+    assert all(x["seconds"] <= 0.5 + 0.3 for x in lines), [x["seconds"] for x in lines]
+    assert stats["rss_mb"] < 300, stats  # 0.5 s at 20 MB/s: 10 MB per request at most

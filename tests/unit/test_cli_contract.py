@@ -117,3 +117,78 @@ def test_main_restores_the_callers_sigterm_handler(tmp_path, capsys):
     before = signal.getsignal(signal.SIGTERM)
     cli.main(["rebuild", str(tmp_path)])
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def _openai_server(fail_every: int) -> web.Application:
+    """An OpenAI-compatible server of this test: a model list, and chat completions streamed as
+    three tokens with usage, except every `fail_every`-th request (0: none), answered HTTP 500."""
+    import json
+
+    served = {"n": 0}
+
+    async def models(request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "flaky", "object": "model"}]})
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        served["n"] += 1
+        if fail_every and served["n"] % fail_every == 0:
+            return web.json_response({"error": {"code": 500, "message": "injected: every 2nd request fails"}},
+                                     status=500)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        chunks = [{"choices": [{"index": 0, "delta": {"content": t}, "finish_reason": None}]}
+                  for t in ("a", " b", " c")]
+        chunks += [{"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]},
+                   {"choices": [], "usage": {"prompt_tokens": 8, "completion_tokens": 3, "total_tokens": 11}}]
+        for c in chunks:
+            await resp.write(b"data: " + json.dumps(c).encode() + b"\n\n")
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/chat/completions", chat)
+    return app
+
+
+SMALL_SWEEP = ["--concurrency", "1", "--requests-per-level", "6", "--warmup", "0", "--input-tokens", "8",
+               "--output-tokens", "3", "--timeout", "10"]
+
+
+def test_a_sweep_where_some_requests_fail_exits_3_in_one_line(tmp_path, capsys):
+    import pandas as pd
+
+    out = tmp_path / "o"
+    with BackgroundServer(_openai_server(fail_every=2)) as server:
+        rc, said, err = _run(["sweep", "--backend", "openai", "--url", server.url + "/v1", *SMALL_SWEEP,
+                              "--out", str(out)], capsys)
+    assert rc == 3, err
+    assert said == [f"llmbench sweep: completed, but 3 of 6 requests failed (http_status 3); their records say "
+                    f"why: {out / 'requests.parquet'}"], err
+    assert "Traceback" not in err
+    rq = pd.read_parquet(out / "requests.parquet")
+    assert len(rq) == 6 and rq["ok"].sum() == 3 and set(rq.loc[~rq["ok"], "http_status"]) == {500}
+
+
+def test_overwrite_replaces_the_sweep_a_folder_holds(tmp_path, capsys):
+    import pandas as pd
+
+    out = tmp_path / "o"
+    with BackgroundServer(_openai_server(fail_every=2)) as server:
+        rc, _, err = _run(["sweep", "--url", server.url + "/v1", *SMALL_SWEEP, "--out", str(out)], capsys)
+    assert rc == 3, err
+    with BackgroundServer(_openai_server(fail_every=0)) as server:
+        argv = ["sweep", "--url", server.url + "/v1", *SMALL_SWEEP, "--out", str(out)]
+        rc, said, err = _run(argv, capsys)
+        assert rc == 2 and "--overwrite" in said[0]  # refused without it, the failed sweep kept
+        assert (~pd.read_parquet(out / "requests.parquet")["ok"]).sum() == 3
+        rc, said, err = _run([*argv, "--overwrite"], capsys)
+    assert rc == 0 and said == [], err
+    rq = pd.read_parquet(out / "requests.parquet")
+    lv = pd.read_parquet(out / "levels.parquet")
+    # the new sweep alone: six requests, all ok, not twelve; one level row, no failures
+    assert len(rq) == 6 and rq["ok"].all()
+    assert len((out / "requests.jsonl").read_text().splitlines()) == 6
+    assert len(lv) == 1 and int(lv["requests_failed"].iloc[0]) == 0

@@ -24,6 +24,16 @@ POST /model/{modelId}/converse-stream
     in-stream faults only on requests to matching model ids, on every N-th of them (default every
     one; counted per model id, over the requests that reach the stream), so one server can fail
     each model of a run differently.
+POST /model/{modelId}/converse (Converse, non-streaming: what the quality stage sends)
+  * the same SigV4 check, model-id check and throttle faults (429 before the model);
+  * the Converse body (messages, system, inferenceConfig, toolConfig with toolChoice) is
+    translated to a non-streaming OpenAI chat completion (tools as functions, their inputSchema.json
+    as parameters; no ignore_eos: the model ends its turn) and the upstream's answer back to
+    Converse's response: output.message.content with a text block and a toolUse block per tool call
+    (toolUseId, name, input: the arguments as a JSON object), stopReason (end_turn, tool_use,
+    max_tokens), usage and metrics.latencyMs. An upstream 4xx (a model or template that refuses
+    tools) is a 400 ValidationException with its message, as Bedrock answers a model without tool
+    use; another upstream error a 424 ModelErrorException. Needs an upstream.
   * GET /bedrock/stats: what was served (requests, frames, tokens, rejections), for tests of the
     process form; the in-process form's is app[STATS].
 
@@ -58,7 +68,7 @@ _AUTH = re.compile(
     r"\s*SignedHeaders=(?P<signed>[^,]+),\s*Signature=(?P<sig>[0-9a-f]{64})"
 )
 # OpenAI finish reasons (the upstream's) as ConverseStream stop reasons
-_STOP_REASON = {"length": "max_tokens", "stop": "end_turn"}
+_STOP_REASON = {"length": "max_tokens", "stop": "end_turn", "tool_calls": "tool_use"}
 
 
 def aws_error(status: int, error_type: str, message: str) -> web.Response:
@@ -265,6 +275,119 @@ async def converse_stream(request: web.Request) -> web.StreamResponse:
     return resp
 
 
+def _openai_tool_choice(choice: dict[str, Any]) -> Any:
+    if "any" in choice:
+        return "required"
+    if "tool" in choice:
+        return {"type": "function", "function": {"name": choice["tool"]["name"]}}
+    return "auto"
+
+
+def converse_chat_body(converse: dict[str, Any], model: str) -> dict[str, Any]:
+    """A Converse request as the non-streaming OpenAI chat completion the upstream serves."""
+    body = chat_body(converse, model)
+    for key in ("stream", "stream_options", "ignore_eos"):
+        body.pop(key)
+    body["stream"] = False
+    tools = (converse.get("toolConfig") or {}).get("tools") or []
+    if tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["toolSpec"]["name"],
+                    "description": t["toolSpec"].get("description", ""),
+                    "parameters": t["toolSpec"]["inputSchema"]["json"],
+                },
+            }
+            for t in tools
+        ]
+        if "toolChoice" in converse["toolConfig"]:
+            body["tool_choice"] = _openai_tool_choice(converse["toolConfig"]["toolChoice"])
+    return body
+
+
+def _tool_input(arguments: Any) -> Any:
+    """A tool call's arguments as Converse's toolUse.input (a JSON document): parsed when they
+    are JSON, else the string as the model wrote it (Bedrock's own models always give an object;
+    the grader then says why a string is wrong)."""
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
+def converse_response(completion: dict[str, Any], latency_ms: int) -> dict[str, Any]:
+    """An OpenAI chat completion as Converse's response body."""
+    choice = (completion.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    content: list[dict[str, Any]] = []
+    if message.get("content"):
+        content.append({"text": message["content"]})
+    for i, call in enumerate(message.get("tool_calls") or []):
+        fn = call.get("function") or {}
+        content.append(
+            {
+                "toolUse": {
+                    "toolUseId": call.get("id") or f"tooluse_{i}",
+                    "name": fn.get("name", ""),
+                    "input": _tool_input(fn.get("arguments", "{}")),
+                }
+            }
+        )
+    if not content:
+        content.append({"text": ""})
+    usage = completion.get("usage") or {}
+    inp, out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    finish = choice.get("finish_reason") or "stop"
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": _STOP_REASON.get(finish, finish),
+        "usage": {"inputTokens": inp, "outputTokens": out, "totalTokens": inp + out},
+        "metrics": {"latencyMs": latency_ms},
+    }
+
+
+async def converse(request: web.Request) -> web.Response:
+    arrival = time.perf_counter()
+    cfg, stats = request.app[CONFIG], request.app[STATS]
+    body = await request.read()
+    why = verify_sigv4(request, body, cfg["access_key"], cfg["secret_key"], cfg.get("session_token"), cfg["region"])
+    if why:
+        stats["rejected"] += 1
+        return aws_error(403, *why)
+    model_id = request.match_info["model_id"]
+    if cfg.get("model_ids") is not None and model_id not in cfg["model_ids"]:
+        stats["invalid"] += 1
+        return aws_error(400, "ValidationException", "The provided model identifier is invalid.")
+    try:
+        chat = converse_chat_body(json.loads(body), model_id)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        stats["invalid"] += 1
+        return aws_error(400, "ValidationException", f"Malformed input request: {e!r}")
+    stats["accepted"] += 1
+    if _throttled(cfg, stats, model_id):
+        stats["throttled"] += 1
+        return aws_error(429, "ThrottlingException", "Too many requests, please wait before trying again.")
+    if cfg["upstream"] is None:
+        return aws_error(400, "ValidationException", "this test server answers Converse only with --upstream")
+    async with request.app[SESSION].post(cfg["upstream"].rstrip("/") + "/v1/chat/completions", json=chat) as up:
+        data = await up.read()
+        if up.status != 200:
+            detail = data[:500].decode("utf-8", "replace")
+            if 400 <= up.status < 500:
+                return aws_error(400, "ValidationException", detail)
+            return aws_error(424, "ModelErrorException", f"upstream {up.status}: {detail}")
+    completion = json.loads(data)
+    stats["served"] += 1
+    stats["conversed"] += 1
+    stats["output_tokens"] += int((completion.get("usage") or {}).get("completion_tokens", 0))
+    out = converse_response(completion, round(1000 * (time.perf_counter() - arrival)))
+    return web.json_response(out, headers={"x-amzn-RequestId": str(uuid.uuid4())})
+
+
 async def _scheduled(app: web.Application, converse: dict, arrival: float, out: _Frames, prompt_words: int) -> int:
     """The calibration schedule as ConverseStream events; each token's write time recorded (the
     same record as testing/calibration's, GET /calibration/record)."""
@@ -369,7 +492,8 @@ def make_app(
         "invalid": 0,  # 400: unknown model id or malformed body
         "throttled": 0,  # 429 before the stream
         "stream_faults": 0,  # exception frames injected
-        "served": 0,  # streams completed
+        "served": 0,  # streams completed, and Converse answers
+        "conversed": 0,  # Converse (non-streaming) answers
         "frames": 0,
         "output_tokens": 0,
         "per_model": {},  # requests per model id that a throttle_models entry counts
@@ -377,6 +501,7 @@ def make_app(
     }
     app.cleanup_ctx.append(upstream_session(SESSION, CONFIG))
     app.router.add_post("/model/{model_id}/converse-stream", converse_stream)
+    app.router.add_post("/model/{model_id}/converse", converse)
     app.router.add_get("/bedrock/stats", _stats)
     return app
 

@@ -15,6 +15,8 @@ LINE = b"data: " + b"x" * 65_530 + b"\n"  # 64 KiB per write: one SSE line that 
 async def flood(request: web.Request) -> web.StreamResponse:
     await request.read()
     resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream"})
+    if request.app[CLOSE]:
+        resp.force_close()  # "Connection: close": a client may no longer count the connection as its own
     await resp.prepare(request)
     mb_per_s = request.app[RATE]
     loop = asyncio.get_running_loop()
@@ -33,11 +35,13 @@ async def flood(request: web.Request) -> web.StreamResponse:
 
 
 RATE = web.AppKey("rate", float)
+CLOSE = web.AppKey("close", bool)
 
 
-def app(mb_per_s: float = 0.0) -> web.Application:
+def app(mb_per_s: float = 0.0, close: bool = False) -> web.Application:
     a = web.Application()
     a[RATE] = mb_per_s
+    a[CLOSE] = close
     a.router.add_post("/{tail:.*}", flood)
     return a
 
@@ -46,8 +50,9 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--mb-per-s", type=float, default=0.0, help="at most this many MB/s per response (0: unlimited)")
+    p.add_argument("--close", action="store_true", help="answer with Connection: close")
     a = p.parse_args()
-    web.run_app(app(a.mb_per_s), host="127.0.0.1", port=a.port, print=None, access_log=None)
+    web.run_app(app(a.mb_per_s, a.close), host="127.0.0.1", port=a.port, print=None, access_log=None)
 
 
 if __name__ == "__main__":

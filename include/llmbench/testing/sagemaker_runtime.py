@@ -10,9 +10,18 @@ POST /endpoints/{name}/invocations-response-stream
     requests go into the calibration record (GET|POST /calibration/record[?requests=1]);
   * every upstream chunk goes back as AWS event-stream PayloadPart frames, split `split` ways, so
     SSE lines span several frames;
-  * faults on request: `model_stream_error_after` frames -> a ModelStreamError exception frame;
+  * faults on request (both routes): `fail_endpoints` {name substring: every}, below; streaming
+    only: `model_stream_error_after` frames -> a ModelStreamError exception frame;
     `bad_crc_after` frames -> a frame with a corrupt checksum; `fail_endpoints` {name substring:
     every} -> every `every`-th request to a matching endpoint is answered 424 ModelError (1: all).
+
+POST /endpoints/{name}/invocations (InvokeEndpoint, non-streaming: what the quality stage sends)
+  * the same SigV4 check, endpoint check and `fail_endpoints` faults;
+  * the body is forwarded to the upstream's /v1/chat/completions as it is (the client asks for
+    `stream: false`) and the upstream's answer is returned as InvokeEndpoint returns a container's:
+    its body and Content-Type, with X-Amzn-Invoked-Production-Variant; an upstream error is a 424
+    ModelError carrying the container's status and message, as SageMaker reports one. Needs an
+    upstream (no calibration schedule here).
 
   python -m llmbench.testing.sagemaker_runtime --upstream http://127.0.0.1:8080 --port 8002
 """
@@ -73,9 +82,10 @@ def verify_sigv4(
     return None
 
 
-async def invoke_stream(request: web.Request) -> web.StreamResponse:
+async def _admit(request: web.Request, body: bytes) -> web.Response | None:
+    """The checks both routes make before the model sees a request: the signature, the endpoint's
+    name and the injected endpoint faults. None: go on; else the error response."""
     cfg, stats = request.app[CONFIG], request.app[STATS]
-    body = await request.read()
     why = verify_sigv4(request, body, cfg["access_key"], cfg["secret_key"], cfg.get("session_token"), cfg["region"])
     if why:
         stats["rejected"] += 1
@@ -97,6 +107,49 @@ async def invoke_stream(request: web.Request) -> web.StreamResponse:
                     },
                     status=424,
                 )
+    return None
+
+
+async def invoke(request: web.Request) -> web.Response:
+    """InvokeEndpoint: the upstream's non-streaming answer, as SageMaker returns a container's."""
+    cfg, stats = request.app[CONFIG], request.app[STATS]
+    body = await request.read()
+    refused = await _admit(request, body)
+    if refused is not None:
+        return refused
+    if cfg["upstream"] is None:
+        return web.json_response(
+            {"__type": "ValidationError", "message": "this test server answers invocations only with --upstream"},
+            status=400,
+        )
+    async with request.app[SESSION].post(
+        cfg["upstream"].rstrip("/") + "/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
+    ) as up:
+        data = await up.read()
+        if up.status != 200:
+            return web.json_response(
+                {
+                    "__type": "ModelError",
+                    "message": f"Received client error ({up.status}) from primary with message "
+                    f'"{data[:500].decode("utf-8", "replace")}".',
+                    "OriginalStatusCode": up.status,
+                },
+                status=424,
+            )
+        stats["invocations"] += 1
+        return web.Response(
+            body=data,
+            content_type=up.content_type or "application/json",
+            headers={"X-Amzn-Invoked-Production-Variant": "AllTraffic"},
+        )
+
+
+async def invoke_stream(request: web.Request) -> web.StreamResponse:
+    cfg, stats = request.app[CONFIG], request.app[STATS]
+    body = await request.read()
+    refused = await _admit(request, body)
+    if refused is not None:
+        return refused
     if cfg["upstream"] is None:
         return await _calibrated(request, body, cfg, stats)
     async with request.app[SESSION].post(
@@ -187,9 +240,10 @@ def make_app(
         "region": region,
         **faults,
     }
-    app[STATS] = {"accepted": 0, "rejected": 0, "frames": 0}
+    app[STATS] = {"accepted": 0, "rejected": 0, "frames": 0, "invocations": 0}
     app.cleanup_ctx.append(upstream_session(SESSION, CONFIG))
     app.router.add_post("/endpoints/{name}/invocations-response-stream", invoke_stream)
+    app.router.add_post("/endpoints/{name}/invocations", invoke)
     return app
 
 
