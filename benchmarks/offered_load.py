@@ -120,8 +120,10 @@ def timed(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout_
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    others = (_busy_s() - busy0) - cpu - (_server_cpu_s() - server0)
-    return {"rc": rc, "wall_s": wall, "cpu_s": cpu, "loadavg_1m": load, "others_cpu_pct": 100 * max(0.0, others) / wall}
+    server = _server_cpu_s() - server0
+    others = (_busy_s() - busy0) - cpu - server
+    return {"rc": rc, "wall_s": wall, "cpu_s": cpu, "loadavg_1m": load, "others_cpu_pct": 100 * max(0.0, others) / wall,
+            "server_cpu_pct": 100 * server / wall}
 
 
 def tail(log: Path, n: int = 3) -> str:
@@ -153,6 +155,7 @@ def row(client: str, streams: int, requests: int, run: dict[str, Any], **figures
         "wall_s": _r(run.get("wall_s"), 1),
         "loadavg_1m": _r(run.get("loadavg_1m"), 2),
         "others_cpu_pct": _r(run.get("others_cpu_pct"), 1),
+        "server_cpu_pct": _r(run.get("server_cpu_pct"), 1),
         "server_ttft_ms_p50": _r(figures.get("server_ttft_ms_p50"), 1),
         "note": figures.get("note", ""),
     }
@@ -217,6 +220,38 @@ def run_llmbench(url: str, streams: int, requests: int, work: Path, keep_alive: 
         return row(name, streams, requests, run, note=f"exit {run['rc']}: {tail(work / (out.name + '.log'))}")
     figures = {**sweep_figures(out, streams), **server_figures(url)}
     return row(name, streams, requests, run, **figures)
+
+
+REFERENCE = "reference: aiohttp closed loop"
+
+
+def run_reference(url: str, streams: int, requests: int, work: Path) -> dict[str, Any]:
+    """The floor: benchmarks/reference_client.py (the smallest closed loop, keep-alive) on the
+    same server, core and run, its four stamps per request read the way llmbench's records are."""
+    out = work / "reference.json"
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "reference_client.py"), url, str(streams),
+           str(requests), str(INPUT_TOKENS), str(TOKENS)]  # fmt: skip
+    paced.fetch_record(url, reset=True)
+    run = timed(pinned(cmd), out)
+    try:
+        recs = json.loads(out.read_text())["records"] if run["rc"] == 0 else None
+    except ValueError as e:
+        return row(REFERENCE, streams, requests, run, note=f"its output: {e}"[:300])
+    if recs is None:
+        return row(REFERENCE, streams, requests, run, note=f"exit {run['rc']}: {tail(out)}")
+    window_s = (max(r["end_ns"] for r in recs) - min(r["send_ns"] for r in recs)) / 1e9
+    ok = [r for r in recs if r["first_ns"] is not None]
+    ttft = metrics.distribution(((r["first_ns"] - r["send_ns"]) / 1e6 for r in ok), "t")
+    gaps = sum(r["tokens"] - 1 for r in ok if r["tokens"] > 1)
+    as_records = [SimpleNamespace(repeat=0, worker=r["stream"], send_ns=r["send_ns"], end_ns=r["end_ns"]) for r in recs]
+    tps = sum(r["tokens"] for r in ok) / window_s
+    load = metrics.offered_load(as_records, streams, TTFT_MS, ITL_MS, TOKENS, tps)
+    return row(REFERENCE, streams, requests, run, output_tps=tps, requests_failed=requests - len(ok),
+               achieved_concurrency=sum(r["end_ns"] - r["send_ns"] for r in recs) / 1e9 / window_s,
+               ttft_ms_p50=ttft["t_p50"], ttft_ms_p99=ttft["t_p99"],
+               itl_ms_mean=sum(r["gaps_ns"] for r in ok) / gaps / 1e6 if gaps else None,
+               turnaround_ms_p50=load["turnaround_ms_p50"], turnaround_ms_p99=load["turnaround_ms_p99"],
+               turnaround_ms_max=load["turnaround_ms_max"], **server_figures(url))  # fmt: skip
 
 
 def peer_venv(name: str, version: str) -> tuple[Path | None, str]:
@@ -340,7 +375,7 @@ def run_peer(peer: str, url: str, streams: int, requests: int, work: Path) -> di
 COLUMNS = ["client", "streams", "requests_failed", "output_tps", "schedule_tps", "deficit_pct",
            "achieved_concurrency", "ttft_p50_excess_ms", "ttft_p99_excess_ms", "itl_mean_error_pct",
            "turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max", "client_cpu_s", "client_cpu_pct",
-           "loadavg_1m", "others_cpu_pct", "within_targets", "note"]  # fmt: skip
+           "server_cpu_pct", "loadavg_1m", "others_cpu_pct", "within_targets", "note"]  # fmt: skip
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -372,6 +407,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3, help="llmbench sweep runs (the peers run once)")
     p.add_argument("--peers", default="aiperf,guidellm", help="comma-separated, or none")
     p.add_argument("--no-keep-alive-row", action="store_true")
+    p.add_argument("--no-reference", action="store_true", help="leave out the reference closed loop's rows")
     p.add_argument("--out", default=str(RESULTS / "offered_load"))
     a = p.parse_args()
     work = Path(a.out + ".work")
@@ -386,9 +422,12 @@ def main() -> None:
     load_before = round(os.getloadavg()[0], 2)
     with server:
         SERVER_PID = server.proc.pid
-        for k in range(a.runs):
+        for _ in range(a.runs):  # llmbench and the floor in turn: the same moment's noise on both
             rows.append(run_llmbench(server.url, a.streams, a.requests, work))
             print(json.dumps(rows[-1]), flush=True)
+            if not a.no_reference:
+                rows.append(run_reference(server.url, a.streams, a.requests, work))
+                print(json.dumps(rows[-1]), flush=True)
         if not a.no_keep_alive_row:
             rows.append(run_llmbench(server.url, a.streams, a.requests, work, keep_alive=True))
             print(json.dumps(rows[-1]), flush=True)
