@@ -23,7 +23,10 @@ def _sweep(out, *extra):
         [str(BIN / "llmbench"), "sweep", "--backend", "local", "--parallel", "1", "--concurrency", "1",
          "--requests-per-level", "100000", "--input-tokens", "16", "--output-tokens", "4", "--warmup", "0",
          "--out", str(out), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # A shell without job control starts `cmd &` with SIGINT ignored, and the sweep would rightly
+        # keep ignoring it (a CI run launched in the background did): the sweep starts as from a terminal.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _started(proc, out) -> int:
