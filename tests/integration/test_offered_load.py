@@ -66,8 +66,10 @@ def test_the_bench_writes_its_table_without_peers(tmp_path):
     )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     result = json.loads(Path(str(out) + ".json").read_text())
-    (row,) = result["rows"]
+    row, floor = result["rows"]  # llmbench, then the floor (benchmarks/reference_client.py) in turn
     assert row["client"] == "llmbench sweep" and row["requests_failed"] == 0
+    assert floor["client"] == "reference: aiohttp closed loop" and floor["requests_failed"] == 0
+    assert -2 <= floor["deficit_pct"] < 50 and floor["server_cpu_pct"] is not None
     assert row["schedule_tps"] == round(metrics.schedule_output_tokens_per_s(8, 100, 10, 256), 1)
     assert row["deficit_pct"] is not None and -2 <= row["deficit_pct"] < 50
     assert 0 <= row["turnaround_ms_p50"] <= row["turnaround_ms_max"]
