@@ -237,18 +237,28 @@ def _throttled(cfg: dict, stats: dict, model_id: str) -> bool:
     return False
 
 
-async def converse_stream(request: web.Request) -> web.StreamResponse:
-    arrival = time.perf_counter()  # the schedule counts from here: checking the signature is server time
+def _admit(request: web.Request, body: bytes) -> web.Response | None:
+    """The refusal of a request whose signature or model id is wrong (counted), else None: one
+    check for ConverseStream and Converse."""
     cfg, stats = request.app[CONFIG], request.app[STATS]
-    body = await request.read()
     why = verify_sigv4(request, body, cfg["access_key"], cfg["secret_key"], cfg.get("session_token"), cfg["region"])
     if why:
         stats["rejected"] += 1
         return aws_error(403, *why)
-    model_id = request.match_info["model_id"]  # aiohttp matches the percent-decoded path
-    if cfg.get("model_ids") is not None and model_id not in cfg["model_ids"]:
+    if cfg.get("model_ids") is not None and request.match_info["model_id"] not in cfg["model_ids"]:
         stats["invalid"] += 1
         return aws_error(400, "ValidationException", "The provided model identifier is invalid.")
+    return None
+
+
+async def converse_stream(request: web.Request) -> web.StreamResponse:
+    arrival = time.perf_counter()  # the schedule counts from here: checking the signature is server time
+    cfg, stats = request.app[CONFIG], request.app[STATS]
+    body = await request.read()
+    refused = _admit(request, body)
+    if refused is not None:
+        return refused
+    model_id = request.match_info["model_id"]  # aiohttp matches the percent-decoded path
     try:
         converse = json.loads(body)
         prompt_words = sum(len(_text(m["content"]).split()) for m in converse["messages"])
@@ -354,14 +364,10 @@ async def converse(request: web.Request) -> web.Response:
     arrival = time.perf_counter()
     cfg, stats = request.app[CONFIG], request.app[STATS]
     body = await request.read()
-    why = verify_sigv4(request, body, cfg["access_key"], cfg["secret_key"], cfg.get("session_token"), cfg["region"])
-    if why:
-        stats["rejected"] += 1
-        return aws_error(403, *why)
-    model_id = request.match_info["model_id"]
-    if cfg.get("model_ids") is not None and model_id not in cfg["model_ids"]:
-        stats["invalid"] += 1
-        return aws_error(400, "ValidationException", "The provided model identifier is invalid.")
+    refused = _admit(request, body)
+    if refused is not None:
+        return refused
+    model_id = request.match_info["model_id"]  # aiohttp matches the percent-decoded path
     try:
         chat = converse_chat_body(json.loads(body), model_id)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
