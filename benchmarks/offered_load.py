@@ -64,23 +64,6 @@ json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]", "
 json.dump({"model_type": "llama"}, open(os.path.join(out, "config.json"), "w"))
 """
 
-# llmbench through the library with a kept-alive connection per stream (what the CLI's openai
-# backend does not ask for: Endpoint.keep_alive is False there), for comparison.
-KEEP_ALIVE_SWEEP = r"""
-import sys
-from pathlib import Path
-from llmbench.backends.base import Endpoint
-from llmbench.sweep import run_sweep, run_warmup
-from llmbench.workload import Workload
-url, c, n, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
-w = Workload.model_validate({"input_tokens": int(sys.argv[5]), "output_tokens": int(sys.argv[6]), "concurrency": [c],
-                             "requests_per_level": n, "warmup_requests": 2, "request_timeout_s": 120})
-ep = Endpoint(url + "/v1/chat/completions", keep_alive=True)
-run_warmup(ep, w)
-run_sweep(ep, w, out)
-"""
-
-
 def pinned(cmd: list[str]) -> list[str]:
     return ["taskset", "-c", str(CLIENT_CORE), *cmd] if (os.cpu_count() or 1) >= 2 else cmd
 
@@ -157,6 +140,8 @@ def row(client: str, streams: int, requests: int, run: dict[str, Any], **figures
         "others_cpu_pct": _r(run.get("others_cpu_pct"), 1),
         "server_cpu_pct": _r(run.get("server_cpu_pct"), 1),
         "server_ttft_ms_p50": _r(figures.get("server_ttft_ms_p50"), 1),
+        "server_admit_ms_p50": _r(figures.get("server_admit_ms_p50"), 1),
+        "server_admit_ms_p90": _r(figures.get("server_admit_ms_p90"), 1),
         "note": figures.get("note", ""),
     }
     out["within_targets"] = (
@@ -175,11 +160,20 @@ def _r(v: float | None, nd: int) -> float | None:
     return None if v is None else round(float(v), nd)
 
 
-def server_figures(url: str) -> dict[str, Any]:
-    """The server's own record since the last reset: its TTFT p50 (handler start -> first token)."""
-    reqs = [r for r in paced.fetch_record(url)["requests"] if r["first"] is not None]
-    ttft = metrics.distribution(((r["first"] - r["start"]) * 1000 for r in reqs), "t")["t_p50"]
-    return {"server_ttft_ms_p50": ttft}
+def server_figures(url: str, sends_ns: list[int] | None = None) -> dict[str, Any]:
+    """The server's own record since the last reset: its TTFT p50 (handler start -> first token)
+    and, given the client's send stamps, its admission lag p50 / p90: how long after a send the
+    server's handler started, the k-th send matched with the k-th handler start of the level (a
+    TTFT's share spent in the server's queue and parser, out of any client's reach)."""
+    served = paced.fetch_record(url)["requests"]
+    reqs = [r for r in served if r["first"] is not None]
+    out = {"server_ttft_ms_p50": metrics.distribution(((r["first"] - r["start"]) * 1000 for r in reqs), "t")["t_p50"]}
+    if sends_ns:
+        starts = sorted(r["start"] for r in served)[-len(sends_ns) :]  # the level's, after any warm-up
+        lags = (start * 1000 - send / 1e6 for start, send in zip(starts, sorted(sends_ns), strict=False))
+        admit = metrics.distribution(lags, "a")
+        out.update(server_admit_ms_p50=admit["a_p50"], server_admit_ms_p90=admit["a_p90"])
+    return out
 
 
 def sweep_figures(out: Path, streams: int) -> dict[str, Any]:
@@ -203,22 +197,24 @@ def sweep_figures(out: Path, streams: int) -> dict[str, Any]:
     }
 
 
-def run_llmbench(url: str, streams: int, requests: int, work: Path, keep_alive: bool = False) -> dict[str, Any]:
-    out = work / ("llmbench-keepalive" if keep_alive else "llmbench")
+def run_llmbench(url: str, streams: int, requests: int, work: Path, keep_alive: bool = True) -> dict[str, Any]:
+    """`llmbench sweep --backend openai` as a user runs it: a connection kept per stream (the
+    default), or with --no-keep-alive a fresh one per request (what the CLI did before)."""
+    out = work / ("llmbench" if keep_alive else "llmbench-close")
     shutil.rmtree(out, ignore_errors=True)
-    if keep_alive:
-        cmd = [sys.executable, "-c", KEEP_ALIVE_SWEEP, url, str(streams), str(requests), str(out),
-               str(INPUT_TOKENS), str(TOKENS)]  # fmt: skip
-    else:
-        cmd = [str(BIN / "llmbench"), "sweep", "--backend", "openai", "--url", url + "/v1",
-               "--concurrency", str(streams), "--requests-per-level", str(requests), "--input-tokens",
-               str(INPUT_TOKENS), "--output-tokens", str(TOKENS), "--warmup", "2", "--out", str(out)]  # fmt: skip
+    cmd = [str(BIN / "llmbench"), "sweep", "--backend", "openai", "--url", url + "/v1",
+           "--concurrency", str(streams), "--requests-per-level", str(requests), "--input-tokens",
+           str(INPUT_TOKENS), "--output-tokens", str(TOKENS), "--warmup", "2", "--out", str(out)]  # fmt: skip
+    name = "llmbench sweep"
+    if not keep_alive:
+        cmd.append("--no-keep-alive")
+        name += " --no-keep-alive"
     paced.fetch_record(url, reset=True)
     run = timed(pinned(cmd), work / (out.name + ".log"))
-    name = "llmbench (library, keep-alive)" if keep_alive else "llmbench sweep"
     if run["rc"] != 0:
         return row(name, streams, requests, run, note=f"exit {run['rc']}: {tail(work / (out.name + '.log'))}")
-    figures = {**sweep_figures(out, streams), **server_figures(url)}
+    records = [json.loads(line) for line in (out / "requests.jsonl").open()]
+    figures = {**sweep_figures(out, streams), **server_figures(url, [r["send_ns"] for r in records])}
     return row(name, streams, requests, run, **figures)
 
 
@@ -251,7 +247,8 @@ def run_reference(url: str, streams: int, requests: int, work: Path) -> dict[str
                ttft_ms_p50=ttft["t_p50"], ttft_ms_p99=ttft["t_p99"],
                itl_ms_mean=sum(r["gaps_ns"] for r in ok) / gaps / 1e6 if gaps else None,
                turnaround_ms_p50=load["turnaround_ms_p50"], turnaround_ms_p99=load["turnaround_ms_p99"],
-               turnaround_ms_max=load["turnaround_ms_max"], **server_figures(url))  # fmt: skip
+               turnaround_ms_max=load["turnaround_ms_max"],
+               **server_figures(url, [r["send_ns"] for r in recs]))  # fmt: skip
 
 
 def peer_venv(name: str, version: str) -> tuple[Path | None, str]:
@@ -374,8 +371,8 @@ def run_peer(peer: str, url: str, streams: int, requests: int, work: Path) -> di
 
 COLUMNS = ["client", "streams", "requests_failed", "output_tps", "schedule_tps", "deficit_pct",
            "achieved_concurrency", "ttft_p50_excess_ms", "ttft_p99_excess_ms", "itl_mean_error_pct",
-           "turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max", "client_cpu_s", "client_cpu_pct",
-           "server_cpu_pct", "loadavg_1m", "others_cpu_pct", "within_targets", "note"]  # fmt: skip
+           "turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max", "server_admit_ms_p50",
+           "server_admit_ms_p90", "client_cpu_s", "client_cpu_pct", "server_cpu_pct", "loadavg_1m", "others_cpu_pct", "within_targets", "note"]  # fmt: skip
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -389,10 +386,13 @@ def markdown(result: dict[str, Any]) -> str:
     return (
         f"# Offered load\n\n{intro}\n\nRun {result['at']} on {result['machine']}; server on core {SERVER_CORE}, "
         f"every client on core {CLIENT_CORE}; load average (1 min) before the run {result['loadavg_before']}, "
-        f"after {result['loadavg_after']}. Schedule: {result['schedule']}. Targets (llmbench): {TARGETS}.\n\n"
+        f"after {result['loadavg_after']}; the server's event loop: {result.get('server_loop', 'asyncio')}. "
+        f"Schedule: {result['schedule']}. Targets (llmbench): {TARGETS}.\n\n"
         "deficit_pct: 100 * (1 - output_tps / schedule_tps). ttft_*_excess_ms: the client's TTFT percentile "
         "minus the server's 100 ms. itl_mean_error_pct: the client's mean ITL against 10 ms. turnaround: per "
-        "stream, completion of a request -> send of the next (llmbench's requests.jsonl). client_cpu: every "
+        "stream, completion of a request -> send of the next (llmbench's requests.jsonl). server_admit_ms: how "
+        "long after the client's send the server's handler started (the k-th send against the k-th handler "
+        "start): TTFT the server spends in its queue and parser. client_cpu: every "
         "process of the client (its workers, the record builder), start-up included, over its wall time. "
         "others_cpu_pct: what the rest of the machine used meanwhile (all cores busy, less client and server), "
         "in % of one core: another user's load lands on the server's core too.\n\n"
@@ -406,7 +406,10 @@ def main() -> None:
     p.add_argument("--requests", type=int, default=1024)
     p.add_argument("--runs", type=int, default=3, help="llmbench sweep runs (the peers run once)")
     p.add_argument("--peers", default="aiperf,guidellm", help="comma-separated, or none")
-    p.add_argument("--no-keep-alive-row", action="store_true")
+    p.add_argument("--no-close-row", action="store_true",
+                   help="leave out the `llmbench sweep --no-keep-alive` row (a fresh connection per request)")
+    p.add_argument("--server-loop", choices=["uvloop", "asyncio"], default="uvloop",
+                   help="the paced server's event loop (testing.paced --loop)")
     p.add_argument("--no-reference", action="store_true", help="leave out the reference closed loop's rows")
     p.add_argument("--out", default=str(RESULTS / "offered_load"))
     a = p.parse_args()
@@ -415,7 +418,7 @@ def main() -> None:
     work.mkdir(parents=True)
     core = ["--core", str(SERVER_CORE)] if (os.cpu_count() or 1) >= 2 else []
     server = ServerProcess("llmbench.testing.paced", "--ttft-ms", str(TTFT_MS), "--itl-ms", str(ITL_MS),
-                           "--tokens", str(TOKENS), *core)  # fmt: skip
+                           "--tokens", str(TOKENS), "--loop", a.server_loop, *core)  # fmt: skip
     peers = [x for x in a.peers.split(",") if x and x != "none"]
     global SERVER_PID
     rows = []
@@ -428,8 +431,8 @@ def main() -> None:
             if not a.no_reference:
                 rows.append(run_reference(server.url, a.streams, a.requests, work))
                 print(json.dumps(rows[-1]), flush=True)
-        if not a.no_keep_alive_row:
-            rows.append(run_llmbench(server.url, a.streams, a.requests, work, keep_alive=True))
+        if not a.no_close_row:
+            rows.append(run_llmbench(server.url, a.streams, a.requests, work, keep_alive=False))
             print(json.dumps(rows[-1]), flush=True)
         for peer in peers:
             if peer not in PEER_RUNS:
@@ -447,6 +450,7 @@ def main() -> None:
         "schedule": {"ttft_ms": TTFT_MS, "itl_ms": ITL_MS, "output_tokens": TOKENS, "input_tokens": INPUT_TOKENS,
                      "formula": "C * N / (T + (N - 1) * I)"},  # fmt: skip
         "targets": TARGETS,
+        "server_loop": a.server_loop,
         "peers": PEERS,
         "loadavg_before": load_before,
         "loadavg_after": round(os.getloadavg()[0], 2),

@@ -167,7 +167,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         # An endpoint of the flags' own, no config target: the backends' CLI entry points.
         if serving is None:
             backend = attacher = OpenAIBackend()
-            handle = attacher.attach(a.url, a.model)
+            handle = attacher.attach(a.url, a.model, keep_alive=not a.no_keep_alive)
         else:
             backend = starter = LocalBackend()
             # The server dies with this process however it ends; its handle lets the next sweep
@@ -258,6 +258,7 @@ def _contradiction(a: argparse.Namespace) -> str | None:
     only = {
         "--url": ("openai", a.url),
         "--model": ("openai", a.model if a.model != "default" else None),
+        "--no-keep-alive": ("openai", a.no_keep_alive or None),
         "--endpoint": ("sagemaker", a.endpoint),
         "--region": ("sagemaker", a.region),
         "--runtime-url": ("sagemaker", a.runtime_url),
@@ -646,6 +647,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--region", help="its AWS region (backend sagemaker)")
     s.add_argument("--runtime-url", help="override the SageMaker runtime host (VPC endpoints, tests)")
     s.add_argument("--model", default="default", help="model name sent in the request (backend openai)")
+    s.add_argument(
+        "--no-keep-alive",
+        action="store_true",
+        help="a fresh connection per request (Connection: close) instead of one kept per stream (backend openai)",
+    )
     s.add_argument("--parallel", type=int, help="llama-server slots (backend local; default 4)")
     s.add_argument("--threads", type=int, help="llama-server threads (backend local; default 2)")
     s.add_argument("--concurrency", type=_ints, help="closed-loop levels (default 1,2,4,8)")

@@ -215,7 +215,7 @@ class _Reads:
             # The event loop's timer may run late when reads never stop; the deadline holds here.
             return self._cut(DeadlinePassed("the deadline passed while bytes kept arriving"))
         if self.watch_end and self._ended(data):
-            self._finish(None)
+            self._finish(None, t_ns)  # ended when its last byte arrived, however late the loop got to it
 
     def _cut(self, why: Exception) -> None:
         self._finish(why)
@@ -228,9 +228,9 @@ class _Reads:
         self.closed = True
         self._finish(exc or ConnectionGone("connection closed"))
 
-    def _finish(self, outcome: Exception | None) -> None:
+    def _finish(self, outcome: Exception | None, end_ns: int | None = None) -> None:
         if self.done is not None and not self.done.done():
-            self.done.set_result((_perf_ns(), outcome))
+            self.done.set_result((end_ns or _perf_ns(), outcome))
 
     def _ended(self, data: bytes) -> bool:
         # Cheap: a length count, or the chunked framing followed read by read (ChunkScan), never
@@ -445,6 +445,12 @@ class StreamClient:
     connect_ns: int = field(default=0, init=False)  # the last request's connecting time (0: reused)
     reads: list = field(default_factory=list, init=False)
     _addrinfo: tuple | None = field(default=None, init=False)  # where target resolved to
+    # A reuse that found the connection closed by the server (seen while idle, or as a resend)
+    # turns keep_alive off for this client's later requests: a server that closes every connection
+    # after its response (llama-server does, though it answers "Keep-Alive: timeout=5, max=100")
+    # would otherwise cost a resend per request, and one that closes idle connections gains nothing
+    # from our keeping them.
+    reuse_refused: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.target = Target.parse(self.url)
@@ -470,14 +476,14 @@ class StreamClient:
             raise
         return _KernelStamped(sock)
 
-    def _request_bytes(self, body: bytes, headers: dict[str, str]) -> bytes:
+    def _request_bytes(self, body: bytes, headers: dict[str, str], keep_alive: bool) -> bytes:
         lower = {k.lower() for k in headers}
         head = [f"POST {self.target.path} HTTP/1.1"]
         if "host" not in lower:
             head.append(f"Host: {self.target.host_header}")
         head.extend(f"{k}: {v}" for k, v in headers.items() if k.lower() not in ("content-length", "connection"))
         head.append(f"Content-Length: {len(body)}")
-        head.append("Connection: " + ("keep-alive" if self.keep_alive else "close"))
+        head.append("Connection: " + ("keep-alive" if keep_alive else "close"))
         return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
     async def post(
@@ -492,16 +498,19 @@ class StreamClient:
         when bytes were still arriving at deadline_ns). Raises OSError when no connection can be
         made. Cancelled (a timeout), it aborts the connection; `sent_ns` and `reads` then say what
         the request got so far."""
-        request = self._request_bytes(body, headers)
+        keep_alive = self.keep_alive  # this request's, whatever a refusal below decides for the next
+        request = self._request_bytes(body, headers, keep_alive)
         self.sent_ns, self.reads, self.connect_ns, self.resent_last = None, [], 0, False
         for attempt in (0, 1):
             conn = self._conn
+            if attempt == 0 and conn is not None and conn.closed:
+                self._refused()  # the server closed it while it was idle
             reused = conn is not None and not conn.closed
             if conn is None or conn.closed:
                 t0 = _perf_ns()
                 conn = self._conn = await self._connect()
                 self.connect_ns += _perf_ns() - t0
-            done = conn.begin(watch_end=self.keep_alive, max_bytes=max_bytes, deadline_ns=deadline_ns)
+            done = conn.begin(watch_end=keep_alive, max_bytes=max_bytes, deadline_ns=deadline_ns)
             self.sent_ns, self.reads = _perf_ns(), conn.reads
             try:
                 conn.send(request)
@@ -519,11 +528,17 @@ class StreamClient:
                 self._conn = None
                 self.resent += 1
                 self.resent_last = True
+                self._refused()
                 continue
             if not (self.keep_alive and not conn.closed):
                 self.close()
             return self.sent_ns, end_ns, conn.reads, outcome
         raise AssertionError("unreachable")
+
+    def _refused(self) -> None:
+        if self.keep_alive:
+            self.reuse_refused += 1
+            self.keep_alive = False
 
     def close(self) -> None:
         if self._conn is not None:

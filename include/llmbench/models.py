@@ -323,6 +323,11 @@ class OpenAITarget(_Strict):
     base_url: str
     model_name: str = "default"
     api_key_conn_id: str | None = None
+    # One connection per stream, reused (as vLLM's and every peer's clients do): a fresh one per
+    # request makes the server accept a connection per request, which a closed loop's waves pay
+    # for (docs/offered-load.md). A stream whose reused connection the server closes stops asking
+    # (httpstream.StreamClient). false: `Connection: close`, a fresh connection per request.
+    keep_alive: bool = True
 
 
 class Ec2Target(_Strict):

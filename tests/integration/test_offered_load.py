@@ -21,19 +21,25 @@ TTFT_MS, ITL_MS, TOKENS = 40.0, 4.0, 32
 STREAMS, REQUESTS = 16, 64
 
 
+def _sweep(server, out, *flags):
+    return subprocess.run(
+        [str(BIN / "llmbench"), "sweep", "--backend", "openai", "--url", server.url + "/v1",
+         "--concurrency", str(STREAMS), "--requests-per-level", str(REQUESTS), "--input-tokens", "16",
+         "--output-tokens", str(TOKENS), "--warmup", "1", "--out", str(out), *flags],
+        capture_output=True, text=True, timeout=300,
+    )
+
+
 def test_a_short_sweep_is_held_against_the_schedule(tmp_path):
     out = tmp_path / "sweep"
     with ServerProcess("llmbench.testing.paced", "--ttft-ms", str(TTFT_MS), "--itl-ms", str(ITL_MS),
                        "--tokens", "999") as server:  # the request's max_tokens must win over the default
-        r = subprocess.run(
-            [str(BIN / "llmbench"), "sweep", "--backend", "openai", "--url", server.url + "/v1",
-             "--concurrency", str(STREAMS), "--requests-per-level", str(REQUESTS), "--input-tokens", "16",
-             "--output-tokens", str(TOKENS), "--warmup", "1", "--out", str(out)],
-            capture_output=True, text=True, timeout=300,
-        )
+        r = _sweep(server, out)
         assert r.returncode == 0, r.stdout + r.stderr
         served = paced.fetch_record(server.url)["requests"]
     assert len(served) == REQUESTS + 1 and all(s["tokens"] == TOKENS for s in served)  # + the warm-up
+    # One connection per stream, kept for its requests (the openai backend's default), + the warm-up's.
+    assert len({s["port"] for s in served}) == STREAMS + 1
 
     lv = pd.read_parquet(out / "levels.parquet").iloc[0]
     records = [SimpleNamespace(**json.loads(line)) for line in (out / "requests.jsonl").open()]
@@ -55,13 +61,21 @@ def test_a_short_sweep_is_held_against_the_schedule(tmp_path):
     assert {x.worker for x in records} == set(range(STREAMS))
 
 
+def test_no_keep_alive_opens_a_connection_per_request(tmp_path):
+    with ServerProcess("llmbench.testing.paced", "--ttft-ms", "5", "--itl-ms", "1", "--tokens", "8") as server:
+        r = _sweep(server, tmp_path / "sweep", "--no-keep-alive")
+        assert r.returncode == 0, r.stdout + r.stderr
+        served = paced.fetch_record(server.url)["requests"]
+    assert len(served) == REQUESTS + 1 and len({s["port"] for s in served}) == REQUESTS + 1
+
+
 def test_the_bench_writes_its_table_without_peers(tmp_path):
     """benchmarks/offered_load.py end to end at a small size, peers off: its row carries the
     schedule, the deficit and the turnaround."""
     out = tmp_path / "ol"
     r = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "offered_load.py"), "--streams", "8", "--requests", "24",
-         "--runs", "1", "--peers", "none", "--no-keep-alive-row", "--out", str(out)],
+         "--runs", "1", "--peers", "none", "--no-close-row", "--out", str(out)],
         capture_output=True, text=True, timeout=300,
     )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
@@ -70,6 +84,9 @@ def test_the_bench_writes_its_table_without_peers(tmp_path):
     assert row["client"] == "llmbench sweep" and row["requests_failed"] == 0
     assert floor["client"] == "reference: aiohttp closed loop" and floor["requests_failed"] == 0
     assert -2 <= floor["deficit_pct"] < 50 and floor["server_cpu_pct"] is not None
+    assert result["server_loop"] == "uvloop"
+    for r in (row, floor):  # the server's handler starts after the send, and not absurdly late
+        assert 0 < r["server_admit_ms_p50"] <= r["server_admit_ms_p90"] < 1000
     assert row["schedule_tps"] == round(metrics.schedule_output_tokens_per_s(8, 100, 10, 256), 1)
     assert row["deficit_pct"] is not None and -2 <= row["deficit_pct"] < 50
     assert 0 <= row["turnaround_ms_p50"] <= row["turnaround_ms_max"]

@@ -53,11 +53,13 @@ def test_target_host_header_and_path():
 
 
 async def _server(behaviour):
-    """A raw HTTP/1.1 server on a real socket: behaviour(n, writer) answers the n-th request."""
+    """A raw HTTP/1.1 server on a real socket: behaviour(n, writer) answers the n-th request of
+    its connection."""
     seen = {"connections": 0, "requests": 0, "heads": []}
 
     async def handle(reader, writer):
         seen["connections"] += 1
+        n = 0
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -66,8 +68,9 @@ async def _server(behaviour):
                 await reader.readexactly(length)
                 seen["requests"] += 1
                 seen["heads"].append(head)
-                if not await behaviour(seen["requests"], writer):
-                    break
+                n += 1
+                if not await behaviour(n, writer) or b"connection: close" in head.lower():
+                    break  # as HTTP/1.1 says, a request that asks for Connection: close gets it
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         writer.close()
@@ -111,14 +114,18 @@ def test_a_send_on_a_connection_the_server_closed_is_sent_again_once_and_counted
         first = await asyncio.wait_for(client.post(b"{}", {}), 5)
         await asyncio.sleep(0.1)  # the server's close has not been noticed by nobody reading
         second = await asyncio.wait_for(client.post(b"{}", {}), 5)
+        later = [await asyncio.wait_for(client.post(b"{}", {}), 5) for _ in range(3)]
         client.close()
         server.close()
-        return first, second, client.resent, seen
+        return first, second, later, client, seen
 
-    first, second, resent, seen = asyncio.run(main())
-    assert decode_response(first[2]).complete and decode_response(second[2]).complete
-    assert seen["connections"] == 2 and seen["requests"] == 2
-    assert resent in (0, 1)  # 0 when the close was seen before the second send, 1 when it raced it
+    first, second, later, client, seen = asyncio.run(main())
+    assert all(decode_response(out[2]).complete for out in (first, second, *later))
+    assert seen["connections"] == 5 and seen["requests"] == 5
+    assert client.resent in (0, 1)  # 0 when the close was seen before the second send, 1 when it raced it
+    # Refused once, the client stops asking: no resend per request against such a server.
+    assert not client.keep_alive and client.reuse_refused == 1
+    assert [b"Connection: close" in h for h in seen["heads"]] == [False, False, True, True, True]
 
 
 def test_connection_close_mode_ends_at_close_and_reports_a_mid_stream_drop():
@@ -203,5 +210,5 @@ def test_the_sweep_records_and_counts_the_resent_requests(tmp_path):
     rq = pd.read_parquet(result.requests_path).sort_values("request_index")
     assert level["requests_ok"] == 3
     # request 0 opens a connection; request 1 reuses it, is hung up on, and goes again on a new
-    # one; request 2 reuses that one, and so on
-    assert rq["send_retried"].tolist() == [False, True, True] and level["sends_retried"] == 2
+    # one; request 2 asks for a fresh connection (the server refused a reuse once): no resend
+    assert rq["send_retried"].tolist() == [False, True, False] and level["sends_retried"] == 1

@@ -32,10 +32,11 @@ class Endpoint:
     headers: dict[str, str] = field(default_factory=dict)
     wire: str = "sse"
     signer: Any = field(default=None, compare=False)
-    # False: a fresh connection per request (`Connection: close`; llama-server closes reused
-    # keep-alive connections). True: each worker keeps its connection (managed HTTPS endpoints,
-    # where a TLS handshake per request would cost a round trip between requests); a send on a
-    # connection the server had closed, before any response byte, is sent again once on a fresh one.
+    # False: a fresh connection per request (`Connection: close`; the local backend's llama-server
+    # closes reused keep-alive connections). True: each worker keeps its connection (an OpenAI
+    # server, vLLM on EC2, managed HTTPS endpoints: a connection, or a TLS handshake, per request
+    # would cost time between requests); a send on a connection the server had closed, before any
+    # response byte, is sent again once on a fresh one, and that worker stops asking to keep it.
     keep_alive: bool = False
     # The server's Prometheus page (vLLM: <root>/metrics), read before and after each level for its
     # speculative-decoding counters (servermetrics); None where the backend cannot reach one, with

@@ -471,6 +471,7 @@ class Ec2Backend:
             url=url + "/chat/completions",
             model=handle["model"],
             wire="sse",
+            keep_alive=True,  # vLLM keeps connections; a fresh one per request costs the closed loop's waves
             metrics_url=servermetrics.server_root(url) + "/metrics",  # vLLM's Prometheus page
         )
 

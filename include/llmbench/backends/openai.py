@@ -36,14 +36,15 @@ class OpenAIBackend:
     def deploy(self, target: ResolvedTarget, work_dir: Path) -> Handle:
         if not isinstance(target.backend, OpenAITarget):
             raise DeployError(f"target {target.target_id} is not an openai target")
-        return self.attach(target.backend.base_url, target.backend.model_name)
+        return self.attach(target.backend.base_url, target.backend.model_name, target.backend.keep_alive)
 
-    def attach(self, base_url: str, model_name: str = "default") -> Handle:
+    def attach(self, base_url: str, model_name: str = "default", keep_alive: bool = True) -> Handle:
         """The handle of an endpoint that already runs (the CLI's openai sweep calls this)."""
         return {
             "backend": self.kind,
             "base_url": base_url.rstrip("/"),
             "model": model_name,
+            "keep_alive": keep_alive,
             "deployed_at": datetime.now(UTC).isoformat(),
         }
 
@@ -76,6 +77,7 @@ class OpenAIBackend:
             url=handle["base_url"] + "/chat/completions",
             model=handle.get("model", "default"),
             headers=self._headers(),
+            keep_alive=handle.get("keep_alive", True),
             metrics_url=servermetrics.server_root(handle["base_url"]) + "/metrics",  # vLLM's Prometheus page
         )
 

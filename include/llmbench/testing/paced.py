@@ -89,7 +89,9 @@ async def chat(request: web.Request) -> web.StreamResponse:
     rid, created = f"chatcmpl-{uuid.uuid4().hex[:16]}", int(time.time())
     usage = {"prompt_tokens": prompt_tokens(body), "completion_tokens": n}
     usage["total_tokens"] = usage["prompt_tokens"] + n
-    stamps = {"start": start, "first": None, "last": None, "tokens": 0}
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    # the client's port: which requests came on the same connection
+    stamps = {"start": start, "first": None, "last": None, "tokens": 0, "port": peer[1] if peer else None}
     if not body.get("stream"):
         wait = start + ttft_s + max(0, n - 1) * itl_s - time.perf_counter()
         if wait > 0:
@@ -143,8 +145,9 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def record(request: web.Request) -> web.Response:
-    """GET: every finished request since the last reset ({start, first, last, tokens}, seconds on
-    time.perf_counter's clock) and the schedule; POST: reset."""
+    """GET: every finished request since the last reset ({start, first, last, tokens, port}: seconds
+    on time.perf_counter's clock, and the client's port of its connection) and the schedule; POST:
+    reset."""
     if request.method == "POST":
         request.app[RECORD].clear()
         return web.json_response({"reset": True})
@@ -182,11 +185,18 @@ def main() -> None:
 
     p = schedule_parser(__doc__.splitlines()[0], 8002)
     p.add_argument("--core", type=int, default=None, help="pin the server to this core (os.sched_setaffinity)")
+    p.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio",
+                   help="the event loop aiohttp runs on (uvloop: as aiohttp deployments often run)")  # fmt: skip
     p.add_argument("--usage-on-request", action="store_true",
                    help="send the usage chunk only when stream_options.include_usage asks for it")  # fmt: skip
     a = p.parse_args()
     if a.core is not None:
         os.sched_setaffinity(0, {a.core})
+    loop = None
+    if a.loop == "uvloop":
+        import uvloop
+
+        loop = uvloop.new_event_loop()
     web.run_app(
         make_app(a.ttft_ms, a.itl_ms, a.tokens, not a.usage_on_request),
         host="127.0.0.1",
@@ -194,6 +204,7 @@ def main() -> None:
         print=None,
         access_log=None,
         backlog=4096,
+        loop=loop,
     )
 
 
