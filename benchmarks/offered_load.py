@@ -219,6 +219,10 @@ def run_llmbench(url: str, streams: int, requests: int, work: Path, keep_alive: 
 
 
 REFERENCE = "reference: aiohttp closed loop"
+# Why the floor's turnaround column reads 0: nothing runs between its end stamp and its next send stamp.
+REFERENCE_STAMPS = (
+    "send stamped before aiohttp's post: its turnaround is 0 by construction, its client work is in its TTFT"
+)
 
 
 def run_reference(url: str, streams: int, requests: int, work: Path) -> dict[str, Any]:
@@ -249,12 +253,6 @@ def run_reference(url: str, streams: int, requests: int, work: Path) -> dict[str
                turnaround_ms_p50=load["turnaround_ms_p50"], turnaround_ms_p99=load["turnaround_ms_p99"],
                turnaround_ms_max=load["turnaround_ms_max"], note=REFERENCE_STAMPS,
                **server_figures(url, [r["send_ns"] for r in recs]))  # fmt: skip
-
-
-# The floor stamps a send before aiohttp's post and an end after its last line, with nothing between
-# one request's end and the next one's send stamp: its own connection and request work lands in its
-# TTFT, not in its turnaround.
-REFERENCE_STAMPS = "send stamped before aiohttp's post: its turnaround is 0 by construction, its client work is in its TTFT"
 
 
 def peer_venv(name: str, version: str) -> tuple[Path | None, str]:
