@@ -26,12 +26,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
-from llmbench import metrics
+from llmbench.analysis import metrics
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen import client_processes
-from llmbench.sweep import run_sweep
+from llmbench.loadgen.driver import client_processes
+from llmbench.loadgen.sweep import run_sweep
+from llmbench.schemas.workload import Workload
 from llmbench.testing._serve import ServerProcess
-from llmbench.workload import Workload
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TTFT_MS, ITL_MS, TOKENS = 100.0, 10.0, 256

@@ -34,7 +34,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from llmbench import metrics
+from llmbench.analysis import metrics
 from llmbench.paths import cache_home
 from llmbench.testing import paced
 from llmbench.testing._serve import ServerProcess

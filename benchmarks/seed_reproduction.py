@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from llmbench import metrics, pricing
-from llmbench.config import load_catalogs
-from llmbench.records import RequestRecord
+from llmbench.analysis import metrics, pricing
+from llmbench.planning.config import load_catalogs
+from llmbench.schemas.records import RequestRecord
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SEEDS = {
@@ -698,7 +698,7 @@ def markdown(cells: list[Cell]) -> str:
         "# Seed reproduction: the articles' numbers through llmbench's own code",
         "",
         "Every derived number of seeds 000, 001 and 002, recomputed by llmbench's pricing and metric "
-        "functions (`llmbench.pricing`, `llmbench.metrics`) and catalogs from the measurements each article "
+        "functions (`llmbench.analysis.pricing`, `llmbench.analysis.metrics`) and catalogs from the measurements each article "
         "states, and held against the article's figure. `match`: equal at the article's rounding. `explained`: "
         "differs, or cannot be computed, for the reason given. `open`: differs without a known reason.",
         "",

@@ -6,7 +6,7 @@ plan -> [per target: deploy (setup) -> wait_ready -> warm_up -> quality -> sweep
 Param mode=reprocess runs the same graph over a date's stored run instead: plan finds it (and
 checks its raw results are all there), every per-target group is skipped (nothing is deployed),
 and price_performance recomputes its tables with today's code and config before publishing them
-under the same run key (llmbench.reprocess).
+under the same run key (llmbench.results.reprocess).
 
 The per-target chain exists once per backend kind, as mapped task groups `local`, `sagemaker`,
 `ec2`, `openai` and `bedrock`, because each needs its own capacity controls (a pool for the shared

@@ -18,8 +18,8 @@ from llmbench_airflow import regional_aws_dag
 
 @task(map_index_template="{{ region }}")
 def sweep_expired(region: str) -> list[dict]:
-    from llmbench.backends.ec2 import Ec2Backend
-    from llmbench.backends.sagemaker import SageMakerBackend
+    from llmbench.backends.ec2.backend import Ec2Backend
+    from llmbench.backends.sagemaker.backend import SageMakerBackend
     from llmbench_airflow import aws_session_for
 
     conn_id = get_current_context()["params"]["aws_conn_id"]

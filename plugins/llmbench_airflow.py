@@ -19,7 +19,7 @@ def backend_kwargs(target: Any) -> dict[str, Any]:
     ec2 endpoint override, and its extra `subnet_id` / `security_group_id` as network defaults
     (the config's win). bedrock: a session (the signer's credentials). openai: the API key, the
     password of the target's connection `api_key_conn_id` (none: no key). local: nothing."""
-    from llmbench.models import BedrockTarget, Ec2Target, OpenAITarget, ResolvedTarget, SageMakerTarget
+    from llmbench.schemas.targets import BedrockTarget, Ec2Target, OpenAITarget, ResolvedTarget, SageMakerTarget
 
     backend = ResolvedTarget.of(target).backend
     if isinstance(backend, Ec2Target):
@@ -101,7 +101,7 @@ def aws_session_for(conn_id: str, region: str, service: str = "sagemaker") -> tu
 
 def pricing_session_for(conn_id: str) -> tuple[Any, str | None]:
     """(boto3 session, Pricing API endpoint override) for an AWS connection: llmbench_prices' inputs."""
-    from llmbench.prices import PRICING_REGION
+    from llmbench.planning.aws_prices import PRICING_REGION
 
     hook = _sagemaker_hook(conn_id, PRICING_REGION)
     return hook.get_session(region_name=PRICING_REGION), hook.conn_config.get_service_endpoint_url(
@@ -122,7 +122,7 @@ def _session_and_endpoint(hook, region: str) -> tuple[Any, str | None]:
 def warehouse_dsn(run_dir: str) -> str | None:
     """The DSN of the warehouse connection the run's config names (None for DuckDB): postgresql://
     for kind postgres, redshift:// (same driver, Redshift's dialect) for kind redshift."""
-    from llmbench.models import RunPlan
+    from llmbench.schemas.targets import RunPlan
 
     settings = RunPlan.load(run_dir).warehouse
     if settings.kind == "postgres":

@@ -27,7 +27,7 @@ if [ -n "${UNSUPPORTED_ARCH:-}" ]; then
   echo "llmbench: no llama-server build recipe for CPU architecture '$ARCH' (x86_64 and aarch64 are supported)" >&2
   exit 1
 fi
-# The project's venv when there is one: the smoke check is `python -m llmbench.serversmoke`.
+# The project's venv when there is one: the smoke check is `python -m llmbench.backends.local.smoke`.
 if [ -z "${PYTHON:-}" ]; then
   PYTHON=python3
   [ -x "$(dirname "$0")/../.venv/bin/python" ] && PYTHON="$(dirname "$0")/../.venv/bin/python"
@@ -35,12 +35,12 @@ fi
 INDEX="${LLMBENCH_PYPI_SIMPLE:-https://pypi.org/simple}"
 
 smoke() {  # smoke BINARY: prove it on this CPU, write KEYDIR/verified-<cpu fingerprint>
-  "$PYTHON" -m llmbench.serversmoke --binary "$1" --model "$CACHE/models/$MODEL" \
+  "$PYTHON" -m llmbench.backends.local.smoke --binary "$1" --model "$CACHE/models/$MODEL" \
     --log "$KEYDIR/smoke.log" --build-flags="$FLAGS" --mark-dir "$KEYDIR"
 }
 
 if [ "${1:-}" = "--status" ]; then
-  fp="$("$PYTHON" -m llmbench.serversmoke --fingerprint)"
+  fp="$("$PYTHON" -m llmbench.backends.local.smoke --fingerprint)"
   state=missing
   if [ -x "$BINARY" ]; then state=unverified; [ -e "$KEYDIR/verified-$fp" ] && state=verified; fi
   echo "key: $KEY"
@@ -145,7 +145,7 @@ if [ ! -x "$BINARY" ]; then
   rm -rf "$build"
   echo "llmbench: built and checked llama-server in $(( $(date +%s) - start )) s"
 else
-  fp="$("$PYTHON" -m llmbench.serversmoke --fingerprint)"
+  fp="$("$PYTHON" -m llmbench.backends.local.smoke --fingerprint)"
   if [ ! -e "$KEYDIR/verified-$fp" ]; then
     echo "llmbench: first use of the cached llama-server on this CPU: smoke check"
     if ! smoke "$BINARY"; then

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from llmbench.records import RequestRecord
+    from llmbench.schemas.records import RequestRecord
 
 ENV = "LLMBENCH_CHAOS"
 

@@ -1,7 +1,7 @@
 """One function per DAG task, and nothing else. The DAG file only wires these; each takes and
 returns small JSON-able references (targets, handles, paths), never frames, and validates the
 target it receives into `ResolvedTarget` once, at its top. Backends are reached only through
-their contract (llmbench.backends.base.Backend); the tables are built in llmbench.tables.
+their contract (llmbench.backends.base.Backend); the tables are built in llmbench.results.tables.
 
 Raw results live under the run folder:
   <run_dir>/plan.json
@@ -26,9 +26,9 @@ from typing import Any
 from llmbench import chaos
 from llmbench.backends import get_backend
 from llmbench.backends.base import Backend, DeployError, Handle, seconds_since
-from llmbench.events import record_event, record_failure, stage
-from llmbench.models import ResolvedTarget, RunPlan
-from llmbench.tables import build_tables, load_tables
+from llmbench.results.events import record_event, record_failure, stage
+from llmbench.results.tables import build_tables, load_tables
+from llmbench.schemas.targets import ResolvedTarget, RunPlan
 
 log = logging.getLogger("llmbench")
 
@@ -39,7 +39,7 @@ class TargetFailed(RuntimeError):
     """Raised by check: at least one target failed or failed validation."""
 
 
-Mode = str  # "measure": deploy and sweep; "reprocess": recompute stored raw results (llmbench.reprocess)
+Mode = str  # "measure": deploy and sweep; "reprocess": recompute stored raw results (llmbench.results.reprocess)
 MODES = ("measure", "reprocess")
 
 
@@ -50,12 +50,12 @@ def plan(config: str, logical_date: Any, params: dict[str, Any], mode: Mode = "m
     if mode not in MODES:
         raise ValueError(f"mode: {mode!r}; allowed: {list(MODES)}")
     if mode == "measure":
-        from llmbench.config import plan as make_plan
+        from llmbench.planning.plan import plan as make_plan
 
         return [t.model_dump(mode="json") for t in make_plan(config, logical_date, params).targets]
     from llmbench import paths
-    from llmbench.config import load_config, make_run_key
-    from llmbench.reprocess import RawResultsMissing, check_raw_results, latest_attempt
+    from llmbench.planning.config import load_config, make_run_key
+    from llmbench.results.reprocess import RawResultsMissing, check_raw_results, latest_attempt
 
     run_key = make_run_key(load_config(config).name, logical_date)
     attempt = latest_attempt(run_key, paths.runs_dir())
@@ -174,7 +174,7 @@ def wait_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> None:
 
 
 def warm_up(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, Any]:
-    from llmbench.sweep import run_warmup
+    from llmbench.loadgen.sweep import run_warmup
 
     t = ResolvedTarget.of(target)
     with stage(t, "warm_up"):
@@ -205,7 +205,7 @@ def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
     and before the timed levels; a no-op without one. Writes quality.jsonl and quality.json; a
     low score is not a failure here: the gate is judged over the run (price_performance), since it
     may compare the target with the run's baseline target."""
-    from llmbench.quality import run_quality
+    from llmbench.quality.runner import run_quality
 
     t = ResolvedTarget.of(target)
     if t.quality is None:
@@ -226,7 +226,7 @@ def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
 
 
 def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, str]:
-    from llmbench.sweep import run_sweep
+    from llmbench.loadgen.sweep import run_sweep
 
     t = ResolvedTarget.of(target)
     with stage(t, "sweep"):
@@ -238,7 +238,7 @@ def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, st
 
 
 def validate(target: Target, swept: dict[str, str]) -> dict[str, Any]:
-    from llmbench.validation import validate_results
+    from llmbench.results.validation import validate_results
 
     t = ResolvedTarget.of(target)
     with stage(t, "validate"):
@@ -279,12 +279,12 @@ def price_performance(
     prices: str = "frozen",
     params: dict[str, Any] | None = None,
 ) -> str:
-    """Assemble every table of the run from the raw results and prices (llmbench.tables); write
+    """Assemble every table of the run from the raw results and prices (llmbench.results.tables); write
     them under <run_dir>/tables/ and return run_dir. Runs whatever happened to the targets: a
     failed target is a row too. reprocess: recompute the stored run's levels and validation first,
-    with today's code and config (llmbench.reprocess.reprocess_run; prices frozen or current)."""
+    with today's code and config (llmbench.results.reprocess.reprocess_run; prices frozen or current)."""
     if mode == "reprocess":
-        from llmbench.reprocess import reprocess_run
+        from llmbench.results.reprocess import reprocess_run
 
         reprocess_run(run_dir, config, prices, params)
         log.info("reprocessed %s (prices: %s)", run_dir, prices)
@@ -318,7 +318,7 @@ def publish(run_dir: str, dsn: str | None = None) -> dict[str, Any]:
 
 
 def report(run_dir: str) -> str:
-    from llmbench.report import write_report
+    from llmbench.results.report import write_report
 
     return str(write_report(load_tables(run_dir), Path(run_dir) / "report.html"))
 
@@ -327,7 +327,7 @@ def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:
     """The run's report.html, written from its tables if it is not there yet: every publish
     records runs.report_path, so the report it names is written first (the DAG's report task
     writes it again, after the publish)."""
-    from llmbench.report import write_report
+    from llmbench.results.report import write_report
 
     path = Path(run_dir) / "report.html"
     if not path.exists():
@@ -336,9 +336,9 @@ def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:
 
 
 def prune_raw_results() -> str:
-    """Apply the data folder's retention (llmbench.retention: LLMBENCH_RAW_RESULTS_WEEKS; by
+    """Apply the data folder's retention (llmbench.results.retention: LLMBENCH_RAW_RESULTS_WEEKS; by
     default raw results are kept for ever, since a reprocess recomputes history from them)."""
-    from llmbench.retention import RAW_RESULTS_WEEKS_ENV, prune_raw_results, raw_results_weeks
+    from llmbench.results.retention import RAW_RESULTS_WEEKS_ENV, prune_raw_results, raw_results_weeks
 
     weeks = raw_results_weeks()
     if weeks is None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from llmbench.backends.local import LocalBackend, model_file, server_binary
-from llmbench.models import LocalServing
+from llmbench.backends.local.backend import LocalBackend, model_file, server_binary
+from llmbench.schemas.targets import LocalServing
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

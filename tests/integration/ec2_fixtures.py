@@ -3,8 +3,8 @@ for the EC2 and SSM control planes."""
 
 import pytest
 
-from llmbench.metrics import Slo
-from llmbench.models import (
+from llmbench.schemas.slo import Slo
+from llmbench.schemas.targets import (
     ContainerImage,
     Ec2Settings,
     Ec2Target,
@@ -13,7 +13,7 @@ from llmbench.models import (
     ValidationSettings,
     VllmServing,
 )
-from llmbench.workload import Workload
+from llmbench.schemas.workload import Workload
 
 REGION = "us-east-1"
 AMI_PARAMETER = "/llmbench-test/dlami/ami-id"  # moto reserves /aws/ for AWS's own parameters

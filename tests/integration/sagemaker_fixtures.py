@@ -5,7 +5,8 @@ import contextlib
 
 import pytest
 
-from llmbench.config import load_catalogs, plan
+from llmbench.planning.config import load_catalogs
+from llmbench.planning.plan import plan
 
 ROLE = "arn:aws:iam::123456789012:role/llmbench-sagemaker"
 
@@ -45,7 +46,7 @@ def aws(monkeypatch):
 
 def remaining(session, region="us-west-2"):
     """Everything carrying our managed-by tag."""
-    from llmbench.backends.sagemaker import find_managed
+    from llmbench.backends.sagemaker.backend import find_managed
 
     return find_managed(session, region)
 

@@ -13,9 +13,9 @@ from botocore.config import Config
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError, EventStreamError
 
-from llmbench.backends.bedrock import BedrockBackend, bedrock_headers, converse_stream_url
-from llmbench.sagemaker_stream import SigV4Signer
-from llmbench.sweep import run_sweep, run_warmup
+from llmbench.backends.awsstream import SigV4Signer
+from llmbench.backends.bedrock.backend import BedrockBackend, bedrock_headers, converse_stream_url
+from llmbench.loadgen.sweep import run_sweep, run_warmup
 from llmbench.testing import bedrock_runtime, calibration
 from llmbench.testing._serve import BackgroundServer, ServerProcess
 from tests.integration.test_sagemaker_wire import assert_matches_record, server_truth

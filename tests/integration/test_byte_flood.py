@@ -28,8 +28,8 @@ SWEEP = PEAK_RSS + """
 import json, resource, sys, time
 from pathlib import Path
 from llmbench.backends.base import Endpoint
-from llmbench.sweep import run_sweep
-from llmbench.workload import Workload
+from llmbench.loadgen.sweep import run_sweep
+from llmbench.schemas.workload import Workload
 url, out, spec = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
 t0 = time.monotonic()
 run_sweep(Endpoint(url + "/v1/chat/completions"), Workload.model_validate(spec), out)
@@ -77,7 +77,7 @@ def test_the_deadline_holds_however_fast_bytes_arrive(tmp_path):
 ASK = PEAK_RSS + """
 import json, sys, time
 from llmbench.backends.base import Endpoint
-from llmbench.quality import run_quality
+from llmbench.quality.runner import run_quality
 from pathlib import Path
 url, out, timeout_s, max_bytes = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 t0 = time.monotonic()

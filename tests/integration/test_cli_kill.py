@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from llmbench.backends.local import LocalBackend, group_members
+from llmbench.backends.local.backend import LocalBackend, group_members
 
 from .conftest import BIN, small_serving
 from .test_kill import wait_for

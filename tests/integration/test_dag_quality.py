@@ -9,8 +9,7 @@ import duckdb
 import yaml
 
 from llmbench import paths, quality
-
-from llmbench.backends.local import group_members
+from llmbench.backends.local.backend import group_members
 
 from .conftest import dags_test
 

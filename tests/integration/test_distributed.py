@@ -18,7 +18,7 @@ import pytest
 import redis
 import yaml
 
-from llmbench.backends.local import free_port
+from llmbench.backends.local.backend import free_port
 
 from .conftest import BIN, ROOT, llama_server_pids
 

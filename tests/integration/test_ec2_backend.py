@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from llmbench.backends.base import DeployError
-from llmbench.backends.ec2 import Ec2Backend, janitor
-from llmbench.sweep import run_sweep, run_warmup
+from llmbench.backends.ec2.backend import Ec2Backend, janitor
+from llmbench.loadgen.sweep import run_sweep, run_warmup
 
 from .ec2_fixtures import (  # noqa: F401 (fixture)
     AMI_PARAMETER,

@@ -20,8 +20,8 @@ SWEEP = """
 import sys
 from pathlib import Path
 from llmbench.backends.base import Endpoint
-from llmbench.sweep import run_sweep
-from llmbench.workload import Workload
+from llmbench.loadgen.sweep import run_sweep
+from llmbench.schemas.workload import Workload
 w = Workload.model_validate({"input_tokens": 16, "output_tokens": 10, "concurrency": [8], "requests_per_level": 100000,
                              "request_timeout_s": 30, "client_processes": 2, "warmup_requests": 0})
 run_sweep(Endpoint(sys.argv[1] + "/v1/chat/completions", keep_alive=True), w, Path(sys.argv[2]))

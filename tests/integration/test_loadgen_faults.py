@@ -10,8 +10,8 @@ import pytest
 from aiohttp import web
 
 from llmbench.backends.base import Endpoint
-from llmbench.sweep import run_sweep
-from llmbench.workload import Workload
+from llmbench.loadgen.sweep import run_sweep
+from llmbench.schemas.workload import Workload
 
 
 def _chunk(d):

@@ -6,11 +6,11 @@ import json
 import pandas as pd
 
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen import client_processes
-from llmbench.sweep import run_sweep
+from llmbench.loadgen.driver import client_processes
+from llmbench.loadgen.sweep import run_sweep
+from llmbench.schemas.workload import Workload
 from llmbench.testing import calibration
 from llmbench.testing._serve import ServerProcess
-from llmbench.workload import Workload
 
 from .test_sagemaker_wire import AK, SK, assert_matches_record, sagemaker_endpoint, server_truth
 

@@ -5,7 +5,7 @@ import urllib.request
 import pytest
 
 from llmbench.backends.base import DeployError
-from llmbench.backends.local import LocalBackend, group_members, model_file
+from llmbench.backends.local.backend import LocalBackend, group_members, model_file
 
 from .conftest import llama_server_pids, small_serving
 
@@ -42,7 +42,7 @@ def test_deploy_that_fails_removes_what_it_started(tmp_path):
 
 def test_a_binary_not_checked_on_this_cpu_is_refused_at_deploy(tmp_path, monkeypatch):
     """A cache copied from another machine: the build is there, its smoke-check mark is not."""
-    from llmbench.backends.local import server_binary
+    from llmbench.backends.local.backend import server_binary
 
     keydir = tmp_path / "cache" / "llama-server" / "some-key"
     keydir.mkdir(parents=True)

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from llmbench import metrics
+from llmbench.analysis import metrics
 from llmbench.testing import paced
 from llmbench.testing._serve import ServerProcess
 

@@ -6,10 +6,10 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from llmbench import metrics
+from llmbench.analysis import metrics
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen import poisson_offsets_s
-from llmbench.sweep import run_sweep
+from llmbench.loadgen.driver import poisson_offsets_s
+from llmbench.loadgen.sweep import run_sweep
 from llmbench.testing import calibration
 from llmbench.testing._serve import ServerProcess
 
@@ -78,7 +78,7 @@ def test_open_loop_config_runs_on_the_local_default_and_publishes_one_row_per_ra
     """The whole per-target pipeline (library calls, the DAG's tasks without Airflow) on the
     real llama-server with config local-open-loop, published into a DuckDB file."""
     from llmbench import pipeline, warehouse
-    from llmbench.config import plan
+    from llmbench.planning.plan import plan
 
     from .conftest import llama_server_pids
 

@@ -7,8 +7,8 @@ import json
 import yaml
 
 from llmbench import pipeline, warehouse
-from llmbench.backends.openai import OpenAIBackend
-from llmbench.config import plan
+from llmbench.backends.openai.backend import OpenAIBackend
+from llmbench.planning.plan import plan
 from llmbench.testing._serve import ServerProcess
 
 

@@ -5,8 +5,8 @@ from the dated cache; types the API does not price keep the catalog's price."""
 import json
 import subprocess
 
-from llmbench import prices
-from llmbench.config import plan
+from llmbench.planning import aws_prices as prices
+from llmbench.planning.plan import plan
 from llmbench.testing._serve import BackgroundServer
 
 from .conftest import BIN

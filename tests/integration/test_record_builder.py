@@ -9,8 +9,8 @@ import signal
 import pytest
 
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen import ClosedLoop, run_level, run_loop
-from llmbench.recordworker import RecordBuilder
+from llmbench.loadgen.driver import ClosedLoop, run_level, run_loop
+from llmbench.loadgen.recordworker import RecordBuilder
 from llmbench.testing._serve import ServerProcess
 
 

@@ -12,10 +12,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from llmbench import cli, codeversion, metrics, pipeline, warehouse
-from llmbench.config import plan
-from llmbench.retention import prune_raw_results
-from llmbench.sweep import read_records, records_by_level
+from llmbench import cli, pipeline, warehouse
+from llmbench.analysis import metrics
+from llmbench.loadgen.sweep import read_records, records_by_level
+from llmbench.planning.plan import plan
+from llmbench.results import codeversion
+from llmbench.results.retention import prune_raw_results
 
 from .conftest import ROOT, llama_server_pids
 

@@ -9,7 +9,7 @@ import sys
 import yaml
 
 from llmbench import paths, warehouse
-from tests.unit.test_warehouse import frames
+from tests.unit.warehouse.test_warehouse import frames
 
 from .conftest import ROOT
 
@@ -19,7 +19,7 @@ def _bin(tmp_path):
     b = tmp_path / "bin"
     b.mkdir()
     (b / "python").symlink_to(sys.executable)
-    (b / "llmbench").write_text(f"#!/bin/sh\nexec {sys.executable} -m llmbench.cli \"$@\"\n")
+    (b / "llmbench").write_text(f"#!/bin/sh\nexec {sys.executable} -m llmbench.cli.main \"$@\"\n")
     (b / "airflow").write_text("#!/bin/sh\necho '[DAG TEST] starting stand-in'\nexit 0\n")
     for f in ("llmbench", "airflow"):
         (b / f).chmod(0o755)

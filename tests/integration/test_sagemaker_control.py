@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from llmbench.backends.base import DeployError
-from llmbench.backends.sagemaker import SageMakerBackend, container_environment, janitor, resource_name
+from llmbench.backends.sagemaker.backend import SageMakerBackend, container_environment, janitor, resource_name
 
 from .sagemaker_fixtures import aws, remaining, seed_target  # noqa: F401 (fixture)
 
@@ -45,7 +45,7 @@ def test_deploy_tags_waits_and_teardown_leaves_nothing(aws, tmp_path):  # noqa: 
 def test_deploy_failing_part_way_removes_what_it_created(aws, tmp_path, monkeypatch, fail_at):  # noqa: F811
     from botocore.exceptions import ClientError
 
-    import llmbench.backends.sagemaker as smb
+    import llmbench.backends.sagemaker.backend as smb
 
     real_client = SageMakerBackend._client
 
@@ -94,7 +94,7 @@ def test_resource_names_are_valid_unique_and_sanitised():
 
 
 def test_lmi_environment(tmp_path):
-    from llmbench.models import LmiServing
+    from llmbench.schemas.targets import LmiServing
 
     serving = LmiServing(kind="lmi", name="lmi", tensor_parallel_degree=4, max_model_len=4096, dtype="bf16",
                          max_rolling_batch_size=64, gpu_memory_utilization=0.9, enable_prefix_caching=True)
@@ -144,7 +144,7 @@ def test_rerun_after_a_killed_attempt_reaps_its_endpoint_then_deploys(aws, tmp_p
     """Resource names derive from the run key: a re-run would collide with what a killed worker
     left. deploy tears the earlier attempt's resources down first, and says so in its events."""
     from llmbench import pipeline
-    from llmbench.events import read_events
+    from llmbench.results.events import read_events
 
     killed = seed_target(tmp_path)
     pipeline.deploy(killed, session=aws)  # ... and then the worker died: no teardown

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 from botocore.credentials import Credentials
 
+from llmbench.backends.awsstream import SigV4Signer, runtime_url, sagemaker_headers
 from llmbench.backends.base import Endpoint
-from llmbench.sagemaker_stream import SigV4Signer, runtime_url, sagemaker_headers
-from llmbench.sweep import run_sweep, run_warmup
+from llmbench.loadgen.sweep import run_sweep, run_warmup
 from llmbench.testing import calibration, sagemaker_runtime
 from llmbench.testing._serve import BackgroundServer, ServerProcess
 

@@ -8,13 +8,14 @@ import json
 
 import yaml
 
-from llmbench import pipeline, servermetrics, warehouse
-from llmbench.backends.openai import OpenAIBackend
-from llmbench.config import plan
-from llmbench.sweep import WARMUP_FILE, read_jsonl_records, read_warmup, run_sweep, run_warmup
+from llmbench import pipeline, warehouse
+from llmbench.backends import servermetrics
+from llmbench.backends.openai.backend import OpenAIBackend
+from llmbench.loadgen.sweep import WARMUP_FILE, read_jsonl_records, read_warmup, run_sweep, run_warmup
+from llmbench.planning.plan import plan
+from llmbench.schemas.workload import Workload
 from llmbench.testing import specdecode
 from llmbench.testing._serve import ServerProcess
-from llmbench.workload import Workload
 
 # 6 output tokens, 3 drafted and 2 accepted per step: 2 steps per request, 6 draft tokens and 4
 # accepted: 2/3 of the draft tokens accepted, whatever the number of requests.

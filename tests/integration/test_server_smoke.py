@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from llmbench.backends.local import model_file, server_binary
-from llmbench.serversmoke import cpu_fingerprint
+from llmbench.backends.local.backend import model_file, server_binary
+from llmbench.backends.local.smoke import cpu_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "get_local_server.sh"
@@ -44,7 +44,7 @@ def broken_binary(path: Path, mode: str) -> Path:
 
 
 def smoke(binary: Path, tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "llmbench.serversmoke", "--binary", str(binary),
+    return subprocess.run([sys.executable, "-m", "llmbench.backends.local.smoke", "--binary", str(binary),
                            "--model", str(model_file()), "--log", str(tmp_path / "smoke.log"),
                            "--build-flags=-DTEST=ON"], capture_output=True, text=True, timeout=180)
 

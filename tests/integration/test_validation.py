@@ -5,9 +5,9 @@ import json
 
 import pandas as pd
 
-from llmbench import metrics
-from llmbench.records import RequestRecord
-from llmbench.validation import validate_results
+from llmbench.analysis import metrics
+from llmbench.results.validation import validate_results
+from llmbench.schemas.records import RequestRecord
 
 MS = metrics.NS_PER_MS
 

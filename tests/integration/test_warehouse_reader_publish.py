@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 
 from llmbench import cli, pipeline, warehouse
-from llmbench.config import plan
+from llmbench.planning.plan import plan
 from llmbench.testing._serve import ServerProcess
 from tests.integration.test_openai_target import _config
-from tests.unit.test_warehouse_readers import Reader
+from tests.unit.warehouse.test_warehouse_readers import Reader
 
 pytestmark = pytest.mark.integration
 
 
 def test_publish_blocked_by_a_reader_then_recovered_with_its_report(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("LLMBENCH_HOME", str(tmp_path))
-    monkeypatch.setattr(warehouse, "LOCK_WAIT_S", 1.0)
+    monkeypatch.setattr(warehouse.store, "LOCK_WAIT_S", 1.0)
     with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "5", "--itl-ms", "1", "--tokens", "20") as server:
         run = plan(str(_config(tmp_path, server.url + "/v1")), "2026-12-03", runs_root=tmp_path / "runs")
         (target,) = run.targets

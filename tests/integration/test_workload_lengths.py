@@ -5,10 +5,10 @@ import pandas as pd
 
 from llmbench import pipeline
 from llmbench.backends.base import Endpoint
-from llmbench.config import plan
-from llmbench.sweep import run_sweep
+from llmbench.loadgen.sweep import run_sweep
+from llmbench.planning.plan import plan
+from llmbench.schemas.workload import Workload, sample_length
 from llmbench.testing._serve import ServerProcess
-from llmbench.workload import Workload, sample_length
 
 from .conftest import llama_server_pids
 

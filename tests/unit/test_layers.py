@@ -1,19 +1,24 @@
-"""Layering: the request record is defined once (records.RequestRecord) and the warehouse's
-`requests` table agrees with it; every module imports on its own, and the record-building side
-(wire, recordworker) never loads the load generator."""
+"""Layering: the package's folders are layers and imports run one way, down (LAYERS); every
+subpackage says what it is (a docstring) and what it offers (`__all__`); the top level stays small.
+The request record is defined once (schemas.records.RequestRecord) and the warehouse's `requests`
+table agrees with it; every module imports on its own, and the record-building side (wire,
+recordworker) never loads the load generator."""
 
+import ast
+import importlib
 import json
 import os
 import pkgutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pyarrow as pa
 
 import llmbench
 from llmbench import warehouse
-from llmbench.records import COLUMNS, RequestRecord, request_schema
+from llmbench.schemas.records import COLUMNS, RequestRecord, request_schema
 
 # What publish adds to each record in the warehouse's requests table.
 PUBLISH_COLUMNS = {"run_key": "VARCHAR", "target_id": "VARCHAR", "validation_passed": "BOOLEAN"}
@@ -58,13 +63,104 @@ def _import_alone(module: str) -> tuple[str, int, str, list[str]]:
 
 
 def test_every_module_imports_alone_and_record_building_never_loads_the_load_generator():
-    assert {"llmbench.records", "llmbench.wire", "llmbench.loadgen", "llmbench.sweep"} <= set(MODULES)
+    assert {"llmbench.schemas.records", "llmbench.loadgen.wire", "llmbench.loadgen.driver", "llmbench.loadgen.sweep"} <= set(MODULES)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:  # a fresh interpreter each
         results = {m: (rc, err, loaded) for m, rc, err, loaded in pool.map(_import_alone, MODULES)}
     failed = {m: err.strip().splitlines()[-1:] for m, (rc, err, _) in results.items() if rc != 0}
     assert not failed, failed
     loaded = {m: set(mods) for m, (_, _, mods) in results.items()}
-    for m in ("llmbench.wire", "llmbench.recordworker"):
-        assert not loaded[m] & {"llmbench.loadgen", "llmbench.sweep"}, (m, sorted(loaded[m]))
-    assert loaded["llmbench.records"] == {"llmbench", "llmbench.records"}  # depends on nothing of ours
-    assert "llmbench.sweep" not in loaded["llmbench.loadgen"]  # the driver does not know the sweep
+    for m in ("llmbench.loadgen.wire", "llmbench.loadgen.recordworker"):
+        assert not loaded[m] & {"llmbench.loadgen.driver", "llmbench.loadgen.sweep"}, (m, sorted(loaded[m]))
+    assert loaded["llmbench.schemas.records"] == {"llmbench", "llmbench.schemas", "llmbench.schemas.records"}
+    assert "llmbench.loadgen.sweep" not in loaded["llmbench.loadgen.driver"]  # the driver does not know the sweep
+
+
+# The layers, bottom first: a module may import its own layer and any layer listed before it,
+# never one after it (lazy imports inside functions count too). `testing` (servers for tests and
+# benchmarks) may import anything and nothing imports it.
+LAYERS = (
+    ("llmbench", "paths", "lifetime", "errors", "settings"),  # the foundation: no llmbench imports but these
+    ("schemas",),
+    ("analysis",),
+    ("warehouse",),
+    ("backends",),
+    ("planning",),
+    ("loadgen",),
+    ("quality",),
+    ("chaos",),
+    ("results",),
+    ("pipeline",),
+    ("cli",),
+)
+RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
+PACKAGE = Path(llmbench.__file__).parent
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] != "__version__" else "llmbench"
+
+
+def _imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "llmbench":
+            out |= {f"llmbench.{a.name}" for a in node.names} if node.module == "llmbench" else {node.module}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "llmbench"}
+    return out
+
+
+def _modules() -> dict[str, Path]:
+    return {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in PACKAGE.rglob("*.py")}
+
+
+def test_imports_run_one_way_down_the_layers():
+    modules = _modules()
+    units = {_unit(m) for m in modules} - {"testing"}
+    assert units <= set(RANK), f"a package or module with no layer: {sorted(units - set(RANK))}; add it to LAYERS"
+    upward = []
+    for module, path in modules.items():
+        here = _unit(module)
+        for imported in _imports(path):
+            there = _unit(imported)
+            if there == "testing" and here != "testing":
+                upward.append(f"{module} imports {imported} (test servers are never a dependency)")
+            elif here != "testing" and there != here and RANK[there] > RANK[here]:
+                upward.append(f"{module} ({here}) imports {imported} ({there}), a layer above it")
+    assert not upward, "\n".join(upward)
+
+
+def test_the_rule_itself_catches_an_upward_import(tmp_path):
+    """The checker is not vacuous: a module of `schemas` importing `loadgen` is reported."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from llmbench.loadgen import sweep\n")
+    assert _imports(bad) == {"llmbench.loadgen"} and RANK["loadgen"] > RANK["schemas"]
+
+
+def test_every_subpackage_has_a_docstring_and_names_its_public_surface():
+    missing = []
+    for module, path in _modules().items():
+        if path.name != "__init__.py" or module == "llmbench":
+            continue
+        tree = ast.parse(path.read_text())
+        if not ast.get_docstring(tree):
+            missing.append(f"{module}: no docstring")
+        if "__all__" not in {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+                             if isinstance(t, ast.Name)}:
+            missing.append(f"{module}: no __all__")
+            continue
+        pkg = importlib.import_module(module)
+        for name in pkg.__all__:  # every public name resolves: a module of the package, or a name it holds
+            if not hasattr(pkg, name):
+                try:
+                    importlib.import_module(f"{module}.{name}")
+                except ImportError:
+                    missing.append(f"{module}: __all__ names {name!r}, which it does not have")
+    assert not missing, missing
+
+
+def test_the_top_level_is_small():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 8, top

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from llmbench.models import ResolvedTarget
+    from llmbench.schemas.targets import ResolvedTarget
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from llmbench.sagemaker_stream import EVENTSTREAM
+from llmbench.backends.awsstream import EVENTSTREAM
 from llmbench.testing._serve import upstream_session
 from llmbench.testing.eventstream import event_frame, exception_frame
 

@@ -17,7 +17,7 @@ import time
 
 from aiohttp import web
 
-from llmbench.httpstream import SO_TIMESTAMPNS, received_ns
+from llmbench.loadgen.httpstream import SO_TIMESTAMPNS, received_ns
 
 SCHEDULE = web.AppKey("schedule", dict)
 SENT = web.AppKey("sent", list)
@@ -117,7 +117,7 @@ def fetch_record(base_url: str, reset: bool = False) -> dict:
 def record_summary(sent: list[dict]) -> dict:
     """The server's record ({"arrival", "sent": [token write times]} per request) in the client's
     metric definitions."""
-    from llmbench.metrics import distribution
+    from llmbench.analysis.metrics import distribution
 
     done = [r for r in sent if r["sent"]]
     if not done:

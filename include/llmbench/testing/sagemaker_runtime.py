@@ -35,7 +35,7 @@ import re
 import aiohttp
 from aiohttp import web
 
-from llmbench.sagemaker_stream import EVENTSTREAM
+from llmbench.backends.awsstream import EVENTSTREAM
 from llmbench.testing._serve import upstream_session
 from llmbench.testing.eventstream import exception_frame, payload_part
 

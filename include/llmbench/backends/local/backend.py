@@ -1,0 +1,292 @@
+"""The embedded default: llama.cpp's llama-server on 127.0.0.1, serving SmolLM2-135M (GGUF).
+
+The server runs in a process group of its own, led by coreutils `timeout`, so that
+  * teardown can stop the whole group and wait for every member to exit, and
+  * a server whose teardown never ran (a SIGKILLed worker) still dies after max_lifetime_s.
+The handle records pid/pgid, so teardown works from any process on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from llmbench import paths
+from llmbench.backends import servermetrics
+from llmbench.backends.base import (
+    DeployError,
+    Endpoint,
+    EngineVersion,
+    Handle,
+    Readiness,
+    Teardown,
+    poll_until_ready,
+    torn_down,
+)
+from llmbench.backends.local.smoke import cpu_fingerprint
+from llmbench.lifetime import libc, set_parent_death_signal
+from llmbench.schemas.targets import LocalServing, ResolvedTarget
+
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# How long deploy watches a fresh server for an immediate exit before handing over to wait_ready.
+START_CHECK_S = 5.0
+
+
+def server_binary() -> Path:
+    return Path(os.environ.get("LLMBENCH_LLAMA_SERVER", paths.cache_home() / "bin" / "llama-server"))
+
+
+def model_file() -> Path:
+    return Path(os.environ.get("LLMBENCH_LOCAL_MODEL", paths.cache_home() / "models" / MODEL_FILE))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is pgid, read from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # Fields after the parenthesised command: state, ppid, pgrp, ...
+        rest = stat.rsplit(")", 1)[1].split()
+        if int(rest[2]) == pgid and rest[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if the server is our own child (same process as deploy)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def stop_group(pgid: int, grace_s: float = 10.0) -> None:
+    """SIGTERM the process group, SIGKILL whatever is left after grace_s, wait until it is gone."""
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            _reap(pgid)
+            if not group_members(pgid):
+                return
+            time.sleep(0.05)
+    raise RuntimeError(f"process group {pgid} still has members {group_members(pgid)} after SIGKILL")
+
+
+class LocalBackend:
+    kind = "local"
+    cost_basis: Literal["per_hour", "per_token"] = "per_hour"  # the catalog's $/hour of the machine
+    creates_endpoint = True
+    READY_TIMEOUT_S = 300.0
+
+    def capacity_available(self, target: ResolvedTarget) -> str | None:
+        """None when no other target of this run has a local server alive; else whose it is. The
+        machine's cores are the capacity: two servers at once would share them, and one target's
+        start or warm-up would fall into another's measurement."""
+        for p in sorted(Path(target.run_dir).glob("*/handle.json")):
+            if p.parent == target.dir or (p.parent / "teardown.json").exists():
+                continue
+            try:
+                other = json.loads(p.read_text())
+            except (OSError, ValueError):
+                continue
+            if other.get("backend") == self.kind and _serves_port(other["pgid"], other["port"]):
+                return f"the local machine is serving {p.parent.name} (llama-server pid {other['pid']})"
+        return None
+
+    def ready_timeout_s(self, target: ResolvedTarget) -> float:
+        return self.READY_TIMEOUT_S
+
+    def deploy(self, target: ResolvedTarget, work_dir: Path) -> Handle:
+        if not isinstance(target.serving, LocalServing):
+            raise DeployError(f"serving kind {target.serving.kind!r} does not run on the local backend")
+        serving = target.serving
+        # OpenAI `tools` need llama-server's jinja chat templates: on by default in current builds,
+        # passed explicitly when a quality suite calls tools (unless the config turned it off).
+        needs_tools = target.quality is not None and "tool_call" in target.quality.suites
+        if needs_tools and not {"--jinja", "--no-jinja"} & set(serving.extra_args):
+            serving = serving.model_copy(update={"extra_args": [*serving.extra_args, "--jinja"]})
+        return self.start_server(serving, work_dir)
+
+    def start_server(self, s: LocalServing, work_dir: Path, die_with_parent: bool = False) -> Handle:
+        """Start llama-server with these knobs (the CLI's local sweep calls this directly, with
+        die_with_parent: the server is SIGTERMed by the kernel when this process ends, however it
+        ends; the DAG's deploy task must not, the server outlives it)."""
+        binary, model = server_binary(), model_file()
+        for what, p in (("llama-server binary", binary), ("model", model)):
+            if not p.exists():
+                raise DeployError(f"{what} not found at {p}; run `make server` (scripts/get_local_server.sh) first")
+        _check_verified(binary)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        log_path = work_dir / "llama-server.log"
+        port = free_port()
+        cmd = [
+            "timeout",
+            "--signal=TERM",
+            "--kill-after=10",
+            str(s.max_lifetime_s),
+            str(binary),
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",  # loopback only
+            "--port",
+            str(port),
+            "--parallel",
+            str(s.parallel),
+            "--ctx-size",
+            str(s.parallel * s.ctx_per_slot),
+            "--threads",
+            str(s.threads),
+            "--no-webui",
+            *s.extra_args,
+        ]
+        deployed_at = datetime.now(UTC)
+        with log_path.open("ab") as log:
+            proc = subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=_dies_with(os.getpid()) if die_with_parent else None,
+            )
+        handle = {
+            "backend": self.kind,
+            "pid": proc.pid,
+            "pgid": proc.pid,  # start_new_session: the leader's pid is the group id
+            "port": port,
+            "base_url": f"http://127.0.0.1:{port}",
+            "log_path": str(log_path),
+            "command": cmd,
+            "deployed_at": deployed_at.isoformat(),
+        }
+        # A server that dies at once (bad flag, port taken, unreadable model) is a failed deploy:
+        # remove what we started before raising, since Airflow skips the teardown of a failed setup.
+        # Poll rather than sleep once: a loaded machine can take longer than any fixed pause to get
+        # as far as the failure, and a healthy start is seen as soon as the port accepts.
+        deadline = time.monotonic() + START_CHECK_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                stop_group(proc.pid)
+                raise DeployError(f"llama-server exited at start (code {proc.returncode}): {_tail(log_path)}")
+            if _accepts(port):
+                break
+            time.sleep(0.05)
+        return handle
+
+    def status(self, handle: Handle) -> Readiness:
+        if not group_members(handle["pgid"]):
+            return Readiness("failed", f"llama-server exited before it was ready: {_tail(Path(handle['log_path']))}")
+        try:
+            with urllib.request.urlopen(handle["base_url"] + "/health", timeout=2) as r:
+                return Readiness("ready" if r.status == 200 else "pending")
+        except urllib.error.HTTPError as e:  # 503 while the model loads
+            return Readiness("pending", f"HTTP {e.code}")
+        except OSError as e:
+            return Readiness("pending", str(e))
+
+    def wait_ready(self, handle: Handle, timeout_s: float = 120.0) -> None:
+        """status() until ready: raises at once when the server exits, or after timeout_s."""
+        poll_until_ready(
+            lambda _remaining_s: self.status(handle),
+            timeout_s,
+            0.2,
+            lambda last: f"llama-server not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}",
+        )
+
+    def endpoint(self, handle: Handle) -> Endpoint:
+        return Endpoint(
+            url=handle["base_url"] + "/v1/chat/completions",
+            model="default",
+            metrics_note="llama-server has no speculative-decoding acceptance counters",
+        )
+
+    def engine_version(self, handle: Handle) -> EngineVersion:
+        return EngineVersion(*servermetrics.llama_server_build(handle["base_url"]))
+
+    def teardown(self, handle: Handle) -> Teardown:
+        # A handle from an earlier attempt may name a group that is long gone and whose id was
+        # reused: only a group still running our server on our port is stopped.
+        if _serves_port(handle["pgid"], handle["port"]):
+            stop_group(handle["pgid"])
+        return torn_down(handle["deployed_at"])
+
+    def janitor(self, region: str, now: datetime | None = None) -> list[dict[str, Any]]:
+        return []  # a server outliving its run is stopped by its own `timeout` guard (max_lifetime_s)
+
+
+def _dies_with(parent_pid: int):
+    """A preexec_fn: the `timeout` leader gets SIGTERM when its parent ends (PR_SET_PDEATHSIG) and
+    forwards it to llama-server (then SIGKILL after --kill-after); a parent already gone: exit."""
+    libc()  # loaded here, before the fork
+
+    def preexec() -> None:
+        set_parent_death_signal(signal.SIGTERM)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return preexec
+
+
+def _check_verified(binary: Path) -> None:
+    """The cached binary must have passed its smoke check on this CPU (scripts/get_local_server.sh
+    writes verified-<cpu fingerprint> beside it): a binary copied from another machine can crash at
+    the first decode. A binary named by LLMBENCH_LLAMA_SERVER is the caller's responsibility."""
+    if "LLMBENCH_LLAMA_SERVER" in os.environ:
+        return
+    # bin/llama-server links to the keyed build; the mark lies beside that build.
+    built = binary.parent / os.readlink(binary) if binary.is_symlink() else binary
+    if not (built.parent / f"verified-{cpu_fingerprint()}").exists():
+        raise DeployError(f"llama-server at {built} has not passed its smoke check on this CPU; run `make server`")
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def _serves_port(pgid: int, port: int) -> bool:
+    for pid in group_members(pgid):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a == b"--port" and b == str(port).encode() for a, b in zip(argv, argv[1:], strict=False)):
+            return True
+    return False
+
+
+def _tail(path: Path, n: int = 5) -> str:
+    try:
+        lines = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(lines[-n:])

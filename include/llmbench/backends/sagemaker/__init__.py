@@ -1,0 +1,3 @@
+"""SageMaker real-time endpoints (backend)."""
+
+__all__ = ["backend"]

@@ -1,0 +1,502 @@
+"""The load generator's driver: one level of streaming requests against an endpoint, paced by a
+schedule (in the spirit of guidellm's scheduler strategies):
+
+  ClosedLoop(concurrency)            `concurrency` streams; each sends its next request as soon as
+                                     its previous one ended, until the level's requests are sent.
+  PoissonArrivals(rate, cap, key)    open loop: requests arrive as a seeded Poisson process
+                                     whatever the server's pace, at most `cap` in flight.
+
+One driver (run_level) runs both: the schedule says when a request is due and how many may be in
+flight; the rest (bodies, connections, the request and its record, the record builder, the client
+CPU) is shared. The hot path only timestamps bytes as they arrive (httpstream: kernel receive
+stamps on plain TCP, on time.perf_counter_ns's clock); parsing and metric arithmetic happen in a
+helper process (recordworker, wire), off the event loop. A failed request is a record with an
+error kind, never an exception that ends the level. A closed-loop level can be split over several
+processes (run_level_split). The sweep over levels, and its files, is sweep.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import itertools
+import json
+import os
+import ssl
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llmbench.backends.base import Endpoint
+from llmbench.lifetime import die_with_parent
+from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
+from llmbench.loadgen.prompts import chat_request_body, converse_request_body, make_prompt
+from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, first_bytes
+from llmbench.schemas.records import RequestRecord
+from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, sample_length
+
+OnRecord = Callable[[RequestRecord], None]
+
+
+def poisson_offsets_s(rate_rps: float, key: str) -> Iterator[float]:
+    """Arrival times (seconds after the level starts) of a Poisson process of rate_rps: the sum of
+    exponential gaps of mean 1 / rate_rps. Seeded by key, so a level's arrivals are the same on
+    every run of the same config."""
+    import random
+
+    rng = random.Random(key)
+    t = 0.0
+    while True:
+        t += rng.expovariate(rate_rps)
+        yield t
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """`concurrency` streams, each with its own connection, each sending its next request as soon
+    as its previous one ended. A request is due when its stream is free and its body ready:
+    send lag = send - ready - connect. Records carry the stream's number as `worker`."""
+
+    concurrency: int
+    arrival_rate_rps = 0.0  # the records' and level's arrival_rate_rps: 0 is a closed-loop level
+
+    @property
+    def streams(self) -> int:
+        return self.concurrency
+
+    def arrivals(self) -> None:
+        return None  # no arrival times: a stream's next request is due when the stream is free
+
+
+@dataclass(frozen=True)
+class PoissonArrivals:
+    """Open loop: requests arrive as a Poisson process of `rate_rps` (exponential gaps, seeded by
+    `key`: the same key gives the same arrival times), whatever the server's pace, at most
+    `max_in_flight` at once. A request is due at its arrival: send lag = send - due - connect, the
+    client's own lateness plus any wait for the in-flight cap. Records carry concurrency =
+    max_in_flight, worker -1 and arrival_rate_rps."""
+
+    rate_rps: float
+    max_in_flight: int
+    key: str
+
+    @classmethod
+    def for_level(cls, rate_rps: float, max_in_flight: int, seed: int, first_index: int) -> PoissonArrivals:
+        """The sweep's schedule for a level: seeded by the workload's seed, the level's first request
+        number and its rate, so every level (and repeat) has arrivals of its own."""
+        return cls(rate_rps, max_in_flight, f"{seed}:{first_index}:{rate_rps}")
+
+    @property
+    def streams(self) -> int:
+        return self.max_in_flight
+
+    @property
+    def arrival_rate_rps(self) -> float:
+        return self.rate_rps
+
+    def arrivals(self) -> Iterator[float]:
+        return poisson_offsets_s(self.rate_rps, self.key)
+
+
+Schedule = ClosedLoop | PoissonArrivals
+
+
+# Raw reads a timed-out request hands on (decoded in the record builder, which keeps at most
+# recordworker.FAILED_KEEP_BYTES of its body): the head's allowance on top.
+FAILED_KEEP_RAW_BYTES = FAILED_KEEP_BYTES + HEAD_MAX_BYTES
+
+Exchange = tuple[int, int, list[tuple[int, bytes]], str, str | None]
+
+
+async def send_one(
+    client: StreamClient,
+    endpoint: Endpoint,
+    body: bytes,
+    timeout_s: float,
+    max_bytes: int = DEFAULT_BYTES_PER_REQUEST,
+) -> Exchange:
+    """Send one streaming request on this worker's connection. Returns (send_ns, end_ns, reads,
+    ended, ended_detail): the connection's reads as they came, timestamped and undecoded, and how
+    the exchange ended (recordworker.ENDINGS). Nothing is decoded here: the framing, status and
+    body are the record builder's (recordworker.classify), so that responses ending together do
+    not hold up the loop. Never raises for anything the server or network does. A response of
+    more than max_bytes ends as too_large (only its first read is handed on); timeout_s is a hard
+    deadline, held however fast bytes arrive."""
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **endpoint.headers}
+    if endpoint.signer is not None:
+        headers = endpoint.signer.sign(endpoint.url, body, headers)  # before the clock starts
+    deadline_ns = time.perf_counter_ns() + int(timeout_s * 1e9)
+    try:
+        async with asyncio.timeout(timeout_s):
+            send_ns, end_ns, reads, outcome = await client.post(body, headers, max_bytes, deadline_ns)
+        if isinstance(outcome, DeadlinePassed):
+            raise TimeoutError
+    except TimeoutError:
+        now = time.perf_counter_ns()
+        kept = first_bytes(client.reads, FAILED_KEEP_RAW_BYTES)
+        return (client.sent_ns or now), now, kept, "timeout", f"no complete response within {timeout_s}s"
+    except (OSError, ssl.SSLError) as e:  # no connection could be made
+        now = time.perf_counter_ns()
+        return now, now, [], "connection", f"{type(e).__name__}: {e}"[:300]
+    if isinstance(outcome, ResponseTooLarge):
+        return send_ns, end_ns, reads[:1], "too_large", str(outcome)
+    return send_ns, end_ns, reads, "done", f"{type(outcome).__name__}: {outcome}"[:300] if outcome else None
+
+
+PREBUILT_BODIES = 10_000
+PREBUILT_BYTES = 64 << 20
+
+
+def prebuild(body: Callable[[int], bytes], n: int) -> list[bytes]:
+    """Bodies 0.. of a level, built ahead: at most PREBUILT_BODIES of them and PREBUILT_BYTES."""
+    bodies: list[bytes] = []
+    size = 0
+    for i in range(min(n, PREBUILT_BODIES)):
+        if size >= PREBUILT_BYTES:
+            break
+        bodies.append(body(i))
+        size += len(bodies[-1])
+    return bodies
+
+
+async def run_level(
+    endpoint: Endpoint,
+    schedule: Schedule,
+    *,
+    n_requests: int | None,
+    input_tokens: Length,
+    output_tokens: Length,
+    seed: int,
+    first_index: int,
+    timeout_s: float,
+    shared_prefix_tokens: int = 0,
+    on_record: OnRecord,
+    next_index: Callable[[], int] | None = None,
+    worker_offset: int = 0,
+    duration_s: float | None = None,
+    repeat: int = 0,
+    max_response_bytes: int = DEFAULT_BYTES_PER_REQUEST,
+    level_concurrency: int | None = None,
+) -> tuple[list[RequestRecord], float]:
+    """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
+
+    It ends after n_requests requests, or, with duration_s, when no request may start any more
+    (closed loop: a free stream sends nothing once duration_s has passed since the level began;
+    open loop: no arrival after duration_s); those in flight finish. next_index: where the next
+    request number comes from (default: a local counter; a counter shared between processes when
+    a closed-loop level is split over several, run_level_split); worker_offset: the number of this
+    process's first stream.
+    """
+
+    def body(i: int) -> bytes:
+        idx = first_index + i
+        prompt = make_prompt(
+            seed,
+            idx,
+            sample_length(input_tokens, seed, idx, "input"),
+            sample_length(output_tokens, seed, idx, "output"),
+            shared_prefix_tokens,
+        )
+        if endpoint.wire == "bedrock":  # ConverseStream: the model id is in the URL
+            return json.dumps(converse_request_body(prompt)).encode()
+        return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
+
+    # A count-bounded level in one process builds its first bodies before the clock starts (at most
+    # PREBUILT_BODIES of them, PREBUILT_BYTES in all: a huge level must not fill memory before it
+    # sends anything); the rest, a timed level's, and one process's share of a split level's
+    # (which requests it gets is not known in advance) are built when the request is taken.
+    bodies = prebuild(body, n_requests) if n_requests is not None and next_index is None else []
+    take = next_index or itertools.count().__next__
+    arrivals = schedule.arrivals()  # None: closed loop
+    # A split level's process drives its share of the streams; its records carry the level's.
+    concurrency, rate = level_concurrency or schedule.streams, schedule.arrival_rate_rps
+    streams = schedule.streams
+    # Connections between requests, the most recently used last: a closed-loop stream gets its own
+    # back at once (nothing runs between its request's end and its next send), an open-loop
+    # arrival the warmest. See Endpoint.keep_alive.
+    idle: list[StreamClient] = []
+    opened: list[StreamClient] = []
+    clock = asyncio.Lock()  # open loop: the free stream that waits for the next arrival holds it
+    over = False  # open loop: no arrival is left
+    deadline: float | None = None  # closed loop, timed: no request starts after it
+    t0_ns = 0  # when the level began (set as it begins)
+
+    async def stream(w: int, builder: RecordBuilder) -> None:
+        nonlocal over
+        worker = worker_offset + w if arrivals is None else -1
+        while True:
+            if arrivals is None:  # closed loop: the next request, now
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return
+                i = take()
+                if n_requests is not None and i >= n_requests:
+                    return
+                payload = bodies[i] if i < len(bodies) else body(i)
+                due_ns = time.perf_counter_ns()
+            else:  # open loop: the next arrival, at its time (late when every stream was busy)
+                async with clock:
+                    if over:
+                        return
+                    i = take()
+                    offset_s = next(arrivals)
+                    if (n_requests is not None and i >= n_requests) or (
+                        duration_s is not None and offset_s >= duration_s
+                    ):
+                        over = True
+                        return
+                    due_ns = t0_ns + int(offset_s * 1e9)
+                    wait_s = (due_ns - time.perf_counter_ns()) / 1e9
+                    if wait_s > 0:
+                        await asyncio.sleep(wait_s)
+                payload = bodies[i] if i < len(bodies) else body(i)
+            if idle:
+                client = idle.pop()
+            else:
+                client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
+                opened.append(client)
+            send_ns, end_ns, reads, ended, ended_detail = await send_one(
+                client, endpoint, payload, timeout_s, max_response_bytes
+            )
+            # The record is built in the helper process; the stream goes on at once.
+            builder.submit(
+                dict(
+                    concurrency=concurrency,
+                    request_index=first_index + i,
+                    worker=worker,
+                    send_ns=send_ns,
+                    end_ns=end_ns,
+                    # waiting on the client itself; connecting is the server's (or network's) time
+                    send_lag_ns=max(0, send_ns - due_ns - client.connect_ns),
+                    reads=reads,
+                    ended=ended,
+                    ended_detail=ended_detail,
+                    wire=endpoint.wire,
+                    repeat=repeat,
+                    arrival_rate_rps=rate,
+                    send_retried=client.resent_last,
+                )
+            )
+            idle.append(client)
+
+    async def drive(builder: RecordBuilder) -> None:
+        nonlocal deadline, t0_ns
+        deadline = time.perf_counter() + duration_s if duration_s and arrivals is None else None
+        t0_ns = time.perf_counter_ns()
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                for w in range(streams):
+                    tasks.create_task(stream(w, builder))
+        finally:
+            for client in opened:
+                client.close()
+
+    return await _with_record_builder(on_record, drive)
+
+
+async def _with_record_builder(on_record: OnRecord, drive) -> tuple[list[RequestRecord], float]:
+    """Run a level's drive(builder) beside the record builder it submits to; every record goes to
+    on_record as it comes back. Returns (records, client CPU seconds: this process's during the
+    level and the builder's)."""
+    records: list[RequestRecord] = []
+
+    def deliver(rec: RequestRecord) -> None:
+        records.append(rec)
+        on_record(rec)
+
+    async def drive_then_finish() -> None:
+        await drive(builder)
+        await builder.finish()
+
+    builder = RecordBuilder(deliver)
+    await builder.start()  # before the clock: the helper's start-up is nobody's level
+    cpu0 = time.process_time()
+    # TaskGroups, not gather: if a request or the record delivery raises (disk full, a drill),
+    # everything else is cancelled at once instead of measuring on after the sweep has failed.
+    try:
+        with no_full_collections():
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(builder.read())
+                tg.create_task(drive_then_finish())
+    except BaseExceptionGroup as group:
+        raise _first_failure(group) from None
+    finally:
+        await builder.close()
+    return records, time.process_time() - cpu0 + builder.cpu_s
+
+
+@contextlib.contextmanager
+def no_full_collections() -> Iterator[None]:
+    """No full (oldest-generation) garbage collection while a level runs: one scans every object
+    the process holds (Airflow's, the imports', the level's records) and stopped the loop for 60
+    to 110 ms in a 256-stream level, every stream's reads and sends waiting behind it. What
+    existed before the level is frozen (never scanned again until unfrozen), the young
+    generations are still collected as usual, and the full collection runs after the level."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(threshold[0], threshold[1], 1 << 30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
+def _first_failure(group: BaseExceptionGroup) -> BaseException:
+    """The first real failure in a (nested) exception group, as itself; the rest are the
+    cancellations it caused."""
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            return _first_failure(exc)
+        if not isinstance(exc, asyncio.CancelledError):
+            return exc
+    return group.exceptions[0]
+
+
+def run_loop(coro):
+    """Run a coroutine on a fresh event loop: uvloop when installed (it is, with Airflow's API
+    server), whose reads and wake-ups cost less CPU than asyncio's, else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro)
+
+
+STREAMS_PER_PROCESS = 128  # streams one client process drives before its core becomes the limit
+
+
+def client_processes(concurrency: int, configured: int | None = None) -> int:
+    """How many load-generator processes a level uses: the config's number, else one per
+    STREAMS_PER_PROCESS streams, at most one per core this process may run on, at least one."""
+    if configured:
+        return max(1, min(configured, concurrency))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, -(-concurrency // STREAMS_PER_PROCESS), concurrency))
+
+
+def append_line(fd: int, row: dict[str, Any]) -> None:
+    """One record as one JSON line, in one write to a file opened O_APPEND: the sweep and the
+    processes of a split level append to the same requests.jsonl without interleaving lines."""
+    data = (json.dumps(row) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def open_append(path: Path | str) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
+def _child_level(
+    endpoint: Endpoint,
+    level_kwargs: dict[str, Any],
+    concurrency: int,
+    worker_offset: int,
+    counter,
+    ready,
+    go,
+    results,
+    jsonl_path: str,
+    level_concurrency: int,
+) -> None:
+    """One process's share of a split level: its own event loop and connections, the request
+    numbers taken from the shared counter, each record appended to the sweep's requests.jsonl as
+    it completes; the records and CPU time go back to the parent. It dies with the parent."""
+    import pickle
+
+    die_with_parent()
+
+    def take() -> int:
+        with counter.get_lock():
+            i = counter.value
+            counter.value += 1
+            return i
+
+    try:
+        sink = open_append(jsonl_path)
+        try:
+
+            def on_record(rec: RequestRecord) -> None:
+                append_line(sink, rec.to_row())
+
+            ready.release()
+            go.wait()
+            recs, cpu_s = run_loop(
+                run_level(
+                    endpoint,
+                    ClosedLoop(concurrency),
+                    on_record=on_record,
+                    next_index=take,
+                    worker_offset=worker_offset,
+                    level_concurrency=level_concurrency,
+                    **level_kwargs,
+                )
+            )
+        finally:
+            os.close(sink)
+        results.put(pickle.dumps(([r.values() for r in recs], cpu_s, None)))
+    except BaseException as e:  # noqa: BLE001 (reported to the parent, which raises)
+        results.put(pickle.dumps(([], 0.0, f"{type(e).__name__}: {e}")))
+
+
+def run_level_split(
+    endpoint: Endpoint,
+    schedule: ClosedLoop,
+    *,
+    processes: int,
+    on_record: OnRecord,
+    jsonl_path: Path,
+    **level_kwargs: Any,
+) -> tuple[list[RequestRecord], float]:
+    """One closed-loop level driven by `processes` processes (each with its own event loop and a
+    share of the streams), so the client is not held to one core. All start together (a barrier),
+    take request numbers from one shared counter, and stamp time with the same system-wide
+    monotonic clock (perf_counter_ns is CLOCK_MONOTONIC on Linux), so their records merge into
+    one level. Each process appends its records to jsonl_path as they complete (the caller's own
+    records must go there with append_line too); on_record sees them all, in completion order,
+    when the level ends. The processes die with this one. Returns (records, client CPU seconds
+    per core the processes may use: processes sharing one core saturate it together)."""
+    import multiprocessing as mp
+    import pickle
+
+    if not isinstance(schedule, ClosedLoop):
+        raise TypeError(f"only a closed-loop level is split over processes, not {schedule!r}")
+    concurrency = schedule.concurrency
+    ctx = mp.get_context("spawn")  # no fork of a process that may hold threads (Airflow, botocore)
+    counter, go, ready, results = ctx.Value("q", 0), ctx.Event(), ctx.Semaphore(0), ctx.Queue()
+    shares = [concurrency // processes + (1 if k < concurrency % processes else 0) for k in range(processes)]
+    children = []
+    offset = 0
+    for share in shares:
+        children.append(
+            ctx.Process(
+                target=_child_level,
+                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(jsonl_path), concurrency),
+                daemon=True,
+            )
+        )
+        offset += share
+    for c in children:
+        c.start()
+    try:
+        for _ in children:
+            if not ready.acquire(timeout=120):
+                raise RuntimeError("a load-generator process did not start within 120 s")
+        go.set()
+        outcomes = [pickle.loads(results.get()) for _ in children]
+    finally:
+        for c in children:
+            c.join(10)
+            if c.is_alive():
+                c.kill()
+    errors = [e for _, _, e in outcomes if e]
+    records = sorted((RequestRecord(*v) for recs, _, _ in outcomes for v in recs), key=lambda r: r.end_ns)
+    for rec in records:  # already in jsonl_path: the caller's hook, in completion order
+        on_record(rec)
+    if errors:
+        raise RuntimeError(f"load-generator process failed: {errors[0]}")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return records, sum(cpu for _, cpu, _ in outcomes) / min(processes, cores)

@@ -1,0 +1,348 @@
+"""The sweep: a workload's levels, one after another, through the load generator's driver
+(loadgen.run_level), into files. Closed loop: one level per concurrency; open loop (the
+workload's arrival_rates_rps): one level per Poisson arrival rate, each with the in-flight cap
+max_in_flight. Every record is appended to requests.jsonl the moment it completes, so nothing
+measured is lost if the process dies mid-sweep; requests.parquet gets a row group per level and
+levels.parquet (the metric rows, metrics.summarize_level) is rewritten as each level ends.
+Warm-up requests (run_warmup before the sweep; with workload.warmup_each_level, a round at each
+closed-loop level's concurrency just before it) go to warmup.jsonl, never into a level. Around each
+level the server's speculative-decoding counters are read where the endpoint names its metrics
+page (servermetrics), so the level's row carries its acceptance rate or why it has none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llmbench.analysis import metrics
+from llmbench.backends import servermetrics
+from llmbench.backends.base import Endpoint
+from llmbench.loadgen.driver import (
+    ClosedLoop,
+    PoissonArrivals,
+    append_line,
+    client_processes,
+    run_level,
+    run_level_split,
+    run_loop,
+)
+from llmbench.schemas.records import RequestRecord, request_schema, to_table
+from llmbench.schemas.slo import Slo
+from llmbench.schemas.workload import Workload
+
+ProgressFn = Callable[[str], None]
+
+
+@dataclass
+class SweepResult:
+    requests_path: Path
+    levels_path: Path
+    levels: list[dict[str, Any]]  # the level rows (metrics.summarize_level), as in levels.parquet
+
+
+def _level_args(workload: Workload) -> dict[str, Any]:
+    return dict(
+        input_tokens=workload.input_tokens,  # a number of tokens, or a distribution (workload.sample_length)
+        output_tokens=workload.output_tokens,
+        seed=workload.seed,
+        timeout_s=workload.request_timeout_s,
+        shared_prefix_tokens=workload.shared_prefix_tokens,
+        max_response_bytes=workload.max_response_bytes,
+    )
+
+
+def _models(workload: Workload | dict, slo: Slo | dict | None = None) -> tuple[Workload, Slo | None]:
+    # Interim: pipeline.py still hands over its target's workload and SLO as dicts (validated here
+    # once, so the models' defaults stay the only ones).
+    if isinstance(workload, dict):
+        workload = Workload.model_validate(workload)
+    if isinstance(slo, dict):
+        slo = Slo.model_validate(slo)
+    return workload, slo
+
+
+WARMUP_FILE = "warmup.jsonl"  # every warm-up record: {"phase": "initial" | "level", **record}
+# A level's warm-up request numbers: negative (the initial warm-up has -n..-1), a block of a
+# million per level, so no warm-up sends the prompt of a timed request (no cache hit it paid for).
+LEVEL_WARMUP_STRIDE = 10**6
+# What a level's row holds that only the sweep measures (not derivable from its request records):
+# a reprocess keeps them as measured.
+SWEEP_ONLY_COLUMNS = (
+    "level_warmup_requests",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+    "spec_decode_acceptance_rate",
+    "spec_decode_note",
+)
+
+
+def _warmup_sink(out_dir: Path | None, phase: str) -> Callable[[RequestRecord], None]:
+    """Where warm-up records go: appended to out_dir/warmup.jsonl with their phase (none without out_dir)."""
+    if out_dir is None:
+        return lambda _r: None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / WARMUP_FILE
+
+    def sink(rec: RequestRecord) -> None:
+        with open(path, "a") as f:
+            f.write(json.dumps({"phase": phase, **rec.to_row()}) + "\n")
+
+    return sink
+
+
+def read_warmup(out_dir: Path) -> dict[str, list[RequestRecord]]:
+    """out_dir/warmup.jsonl by phase ("initial": before the sweep; "level": before each level),
+    in the order written; a line cut by a kill is skipped."""
+    phases: dict[str, list[RequestRecord]] = {}
+    path = out_dir / WARMUP_FILE
+    if not path.exists():
+        return phases
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+            phases.setdefault(row["phase"], []).append(RequestRecord.from_row(row))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return phases
+
+
+def run_warmup(
+    endpoint: Endpoint, workload: Workload, progress: ProgressFn | None = None, out_dir: Path | None = None
+) -> dict[str, Any]:
+    """Requests whose timings stay out of every level: the first requests pay for lazy loading,
+    cache allocation and compilation. With out_dir, their records go to out_dir/warmup.jsonl
+    (phase "initial"; the first is the target's first request: targets.first_request_ttft_ms).
+    Raises if every warm-up request failed: the endpoint is unusable."""
+    workload, _ = _models(workload)
+    n = workload.warmup_requests
+    if n == 0:
+        return {"warmup_requests": 0, "failed": 0}
+    (progress or (lambda _m: None))(f"warm-up: {n} request(s), timings discarded")
+    recs, _ = run_loop(
+        run_level(
+            endpoint,
+            ClosedLoop(1),
+            n_requests=n,
+            first_index=-n,
+            on_record=_warmup_sink(out_dir, "initial"),
+            **_level_args(workload),
+        )
+    )
+    failed = [r for r in recs if not r.ok]
+    if len(failed) == n:
+        raise RuntimeError(f"every warm-up request failed; first: {failed[0].error_kind}: {failed[0].error_detail}")
+    return {"warmup_requests": n, "failed": len(failed)}
+
+
+def run_sweep(
+    endpoint: Endpoint,
+    workload: Workload,
+    out_dir: Path,
+    slo: Slo | None = None,
+    progress: ProgressFn | None = None,
+    record_hook: Callable[[RequestRecord], None] | None = None,
+) -> SweepResult:
+    """Every level of the workload (warm-up is run_warmup's job); writes out_dir/requests.jsonl
+    (each record as it completes), requests.parquet (a row group per level, written when the level
+    ends) and levels.parquet (rewritten as each level ends, so a sweep that fails part-way keeps
+    its finished levels). Only the current level's records are held in memory. With an SLO, each
+    level's row carries its goodput. record_hook, if given, sees each record after it was written."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    workload, slo = _models(workload, slo)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda _msg: None)
+    rates = workload.arrival_rates_rps or []
+    levels = [workload.max_in_flight] * len(rates) if rates else list(workload.concurrency)
+    duration_s = workload.level_duration_s
+    # A timed level has no request count; request numbers stay apart across levels all the same.
+    n = None if duration_s else workload.requests_per_level
+    stride = 10**6 if n is None else n
+    repeats = workload.repeats
+    common = _level_args(workload)
+    jsonl_path = out_dir / "requests.jsonl"
+    requests_path = out_dir / "requests.parquet"
+    levels_path = out_dir / "levels.parquet"
+    level_rows: list[dict[str, Any]] = []
+
+    jsonl_path.write_text("")
+    # O_APPEND, unbuffered: each record one write, and a split level's processes append to it too
+    with open(jsonl_path, "ab", buffering=0) as jsonl, pq.ParquetWriter(requests_path, request_schema()) as writer:
+        sink = jsonl.fileno()
+
+        def on_record(rec: RequestRecord) -> None:
+            append_line(sink, rec.to_row())
+            if record_hook is not None:
+                record_hook(rec)
+
+        def hook_only(rec: RequestRecord) -> None:  # a split level's processes wrote it already
+            if record_hook is not None:
+                record_hook(rec)
+
+        for li, c in enumerate(levels):
+            rate = rates[li] if rates else None
+            extras: dict[str, Any] = {"level_warmup_requests": 0}
+            if workload.warmup_each_level and not rate:
+                extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
+            before, why_not = servermetrics.spec_decode_counters(
+                endpoint.metrics_url, endpoint.headers, endpoint.metrics_note
+            )
+            say(
+                f"level {li + 1}/{len(levels)}: "
+                + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
+                + (f"{duration_s:g} s" if duration_s else f"{n} requests")
+            )
+            procs = 1 if rate else client_processes(c, workload.client_processes)
+            recs: list[RequestRecord] = []
+            cpu_s = 0.0
+            for rep in range(repeats):  # repeated runs of the level: confidence intervals
+                first = (li * repeats + rep) * stride
+                kwargs = dict(
+                    n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
+                )
+                if procs > 1:  # closed loop only; each process appends to requests.jsonl itself
+                    r_recs, r_cpu = run_level_split(
+                        endpoint,
+                        ClosedLoop(c),
+                        processes=procs,
+                        jsonl_path=jsonl_path,
+                        **{**kwargs, "on_record": hook_only},
+                    )
+                else:
+                    schedule = PoissonArrivals.for_level(rate, c, workload.seed, first) if rate else ClosedLoop(c)
+                    r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
+                recs.extend(r_recs)
+                cpu_s += r_cpu
+            after, why_not_after = (
+                servermetrics.spec_decode_counters(endpoint.metrics_url, endpoint.headers)
+                if before is not None
+                else (None, why_not)
+            )
+            extras.update(metrics.spec_decode_level(before, after, why_not or why_not_after))
+            row = level_row(recs, c, rate, slo, cpu_s, procs, extras)
+            level_rows.append(row)
+            writer.write_table(to_table(recs))
+            pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
+            say(
+                f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{row['requests_attempted']} ok, "
+                f"{_fmt(row['output_tokens_per_s'])} output tok/s, TTFT p50 {_fmt(row['ttft_ms_p50'])} ms"
+            )
+
+    return SweepResult(requests_path, levels_path, level_rows)
+
+
+def _warm_level(endpoint: Endpoint, workload: Workload, li: int, c: int, out_dir: Path, say: ProgressFn) -> int:
+    """Seed 003's per-level warm-up: each of the level's c streams sends workload.warmup_each_level
+    requests at the level's own concurrency (one process), their records to warmup.jsonl (phase
+    "level"), none to the level. Returns how many were sent."""
+    n = c * workload.warmup_each_level
+    say(f"level {li + 1}: warm-up at concurrency {c}: {n} request(s), kept out of the level")
+    recs, _ = run_loop(
+        run_level(
+            endpoint,
+            ClosedLoop(c),
+            n_requests=n,
+            first_index=-(li + 1) * LEVEL_WARMUP_STRIDE,
+            on_record=_warmup_sink(out_dir, "level"),
+            **_level_args(workload),
+        )
+    )
+    return len(recs)
+
+
+def level_row(
+    recs: list[RequestRecord],
+    concurrency: int,
+    rate: float | None,
+    slo: Slo | None = None,
+    client_cpu_s: float | None = None,
+    client_processes: int | None = None,
+    measured: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One row of levels.parquet from a level's records (every repeat): metrics.summarize_level,
+    the 95 % confidence intervals over its repeats, and how it was driven. The sweep, a rebuild
+    after a crash and a reprocess all build level rows here. The client's CPU and process count
+    are measured while the level runs, not derivable from its records: None where unknown; so are
+    `measured`'s SWEEP_ONLY_COLUMNS (the level's warm-up count, the server's speculative-decoding
+    counters), NULL where not given."""
+    row = metrics.summarize_level(
+        recs, concurrency, slo.ttft_ms if slo else None, slo.tpot_ms if slo else None, client_cpu_s
+    )
+    repeats = sorted({r.repeat for r in recs})
+    row["repeats"] = len(repeats)
+    per_repeat = [metrics.summarize_level([r for r in recs if r.repeat == k], concurrency) for k in repeats]
+    for metric in ("output_tokens_per_s", "ttft_ms_p50"):
+        row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = metrics.confidence_interval(
+            [r[metric] for r in per_repeat]
+        )
+    row["client_processes"] = client_processes
+    # open loop: the offered load is the level's key, concurrency its in-flight cap
+    row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+    row.update({k: (measured or {}).get(k) for k in SWEEP_ONLY_COLUMNS})
+    return row
+
+
+def records_by_level(records: list[RequestRecord]) -> dict[tuple[float, int], list[RequestRecord]]:
+    """Records grouped into their levels, told apart by (arrival rate, concurrency), in the order
+    their requests were numbered."""
+    groups: dict[tuple[float, int], list[RequestRecord]] = {}
+    for rec in sorted(records, key=lambda r: r.request_index):
+        groups.setdefault((rec.arrival_rate_rps, rec.concurrency), []).append(rec)
+    return groups
+
+
+def read_jsonl_records(jsonl_path: Path) -> tuple[list[RequestRecord], int]:
+    """(every whole record of a requests.jsonl, lines skipped): a last line cut by a kill is skipped."""
+    records: list[RequestRecord] = []
+    skipped = 0
+    with jsonl_path.open() as f:
+        for line in f:
+            try:
+                records.append(RequestRecord.from_row(json.loads(line)))
+            except (ValueError, KeyError, TypeError):
+                skipped += 1
+    return records, skipped
+
+
+def read_records(requests_path: Path) -> list[RequestRecord]:
+    """Every record of a requests.parquet, as written."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(requests_path)
+    return [RequestRecord.from_row(row) for row in table.to_pylist()]
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def rebuild(out_dir: Path) -> tuple[SweepResult, int]:
+    """requests.parquet and levels.parquet again from out_dir/requests.jsonl: what a killed sweep
+    leaves is its records (appended as each completed), not its tables. A last line cut by the
+    kill is skipped. Levels are told apart by (arrival rate, concurrency), in the order their
+    requests were numbered; a level cut short counts what completed. Returns (the result, lines
+    skipped). Client CPU and the SLO's goodput are not known here (left empty)."""
+    import pandas as pd
+
+    records, skipped = read_jsonl_records(out_dir / "requests.jsonl")
+    groups = records_by_level(records)
+    level_rows = [level_row(recs, c, rate) for (rate, c), recs in groups.items()]
+    requests_path, levels_path = out_dir / "requests.parquet", out_dir / "levels.parquet"
+    write_requests(requests_path, groups)
+    pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
+    return SweepResult(requests_path, levels_path, level_rows), skipped
+
+
+def write_requests(requests_path: Path, groups: dict[tuple[float, int], list[RequestRecord]]) -> None:
+    """requests.parquet from records grouped by level (records_by_level): a row group per level,
+    as the sweep writes it."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetWriter(requests_path, request_schema()) as writer:
+        for recs in groups.values():
+            writer.write_table(to_table(recs))

@@ -1,0 +1,274 @@
+"""Benchmark configs and catalogs, validated, and the plan: targets resolved before anything runs.
+
+A config names a workload and a list of targets (instance type x model x serving configuration),
+each on a backend (its own `backend:`, else the config's): one run may mix them. `plan()`
+resolves every target against the catalogs and the DAG Params into a
+typed `RunPlan` (llmbench.schemas.targets), and refuses a bad one with a single line naming the field and
+the allowed values, before any endpoint exists.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from llmbench import paths
+from llmbench.schemas.slo import Slo
+from llmbench.schemas.targets import (
+    KNOWN_REGIONS,
+    BackendKind,
+    BedrockSettings,
+    Ec2Settings,
+    Price,
+    PriceBasis,
+    QualitySettings,
+    Reference,
+    SageMakerSettings,
+    Serving,
+    ValidationSettings,
+    WarehouseSettings,
+)
+from llmbench.schemas.workload import LengthDist, Workload, length_range
+
+
+class ConfigError(ValueError):
+    """A config or Param that cannot be run. The message is one line, meant for the user."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Which serving kinds each backend runs.
+SERVING_KINDS: dict[str, tuple[str, ...]] = {
+    "local": ("llama-server",),
+    "sagemaker": ("vllm", "lmi"),
+    "ec2": ("vllm", "neuron"),
+    "openai": ("openai",),
+    "bedrock": ("bedrock",),
+}
+# Backends whose targets run on an instance type of the catalog (the others: an endpoint you run,
+# or a per-token API, where instance_type and precision are optional labels).
+HARDWARE_BACKENDS = ("local", "sagemaker", "ec2")
+
+
+class TargetSpec(_Strict):
+    id: str
+    backend: BackendKind | None = None  # default: the config's `backend`
+    instance_type: str | None = None  # required on local, sagemaker and ec2
+    model: str
+    precision: str | None = None  # required on local, sagemaker and ec2
+    serving: Serving
+    usd_per_hour: float | None = Field(None, ge=0)  # overrides the catalog price (openai: the only price)
+    # Where usd_per_hour comes from and as of when (a quote, a reserved price, the seed's figure):
+    # frozen on the rows with it, as the catalog's and the Pricing API's sources are. Default "config".
+    price_source: str | None = Field(None, min_length=1, max_length=500)
+    price_date: date | None = None
+    # Why no source prices this target (no catalog or Pricing API price for its type and region):
+    # it is then measured without $ figures instead of refused. A price wins once one exists.
+    unpriced: str | None = Field(None, min_length=1)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not paths.SAFE_ID.fullmatch(v):
+            raise ValueError(f"target id {v!r} must be {paths.SAFE_ID_RULE}")
+        return v
+
+    @model_validator(mode="after")
+    def _price_provenance(self) -> TargetSpec:
+        if (self.price_source is not None or self.price_date is not None) and self.usd_per_hour is None:
+            raise ValueError("price_source / price_date describe usd_per_hour: set usd_per_hour too")
+        return self
+
+    def config_price(self) -> Price:
+        """The target's own usd_per_hour, with its source (default "config") and date."""
+        assert self.usd_per_hour is not None
+        return Price.hourly(
+            self.usd_per_hour,
+            self.price_source or "config",
+            self.price_date.isoformat() if self.price_date else None,
+        )
+
+
+def _known_region(section: str, region: str) -> None:
+    if region not in KNOWN_REGIONS:
+        raise ValueError(f"{section}.region: unknown region {region!r}; allowed: {sorted(KNOWN_REGIONS)}")
+
+
+class BenchmarkConfig(_Strict):
+    name: str
+    backend: BackendKind | None = None  # the backend of every target that names none
+    description: str = ""
+    sagemaker: SageMakerSettings | None = None
+    ec2: Ec2Settings | None = None
+    bedrock: BedrockSettings | None = None
+    workload: Workload = Field(default_factory=Workload)
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    quality: QualitySettings | None = None  # the correctness stage (absent: none)
+    slo: Slo = Field(default_factory=Slo)
+    warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
+    targets: list[TargetSpec] = Field(min_length=1)
+    price_basis: PriceBasis = "output"  # $/M per output token, or per total (input + output) token
+    reference: list[Reference] = Field(default_factory=list)  # what the articles state or imply
+
+    @model_validator(mode="after")
+    def _references(self) -> BenchmarkConfig:
+        ids = {t.id for t in self.targets}
+        for i, ref in enumerate(self.reference):
+            if ref.target is not None and ref.target not in ids:
+                raise ValueError(f"reference[{i}].target: no target {ref.target!r} (targets: {sorted(ids)})")
+        return self
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:  # it becomes the run key, a folder under the data folder
+        if not paths.SAFE_ID.fullmatch(v):
+            raise ValueError(f"name {v!r} must be {paths.SAFE_ID_RULE} (it names the run's folder)")
+        return v
+
+    def backend_of(self, t: TargetSpec) -> str:
+        """The backend a target runs on (the validator guarantees one)."""
+        return t.backend or self.backend or ""
+
+    @model_validator(mode="after")
+    def _targets(self) -> BenchmarkConfig:
+        ids = [t.id for t in self.targets]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate target ids: {dupes}")
+        if self.quality is not None and self.quality.baseline is not None and self.quality.baseline not in ids:
+            raise ValueError(f"quality.baseline: unknown target id {self.quality.baseline!r}; allowed: {ids}")
+        for t in self.targets:
+            kind = self.backend_of(t)
+            if not kind:
+                raise ValueError(
+                    f"targets[{t.id}].backend: no backend; set `backend` on the target or at the top "
+                    f"(allowed: {list(SERVING_KINDS)})"
+                )
+            want = SERVING_KINDS[kind]
+            if t.serving.kind not in want:
+                raise ValueError(
+                    f"targets[{t.id}].serving.kind {t.serving.kind!r} does not run on backend {kind!r}; allowed: {want}"
+                )
+            if kind in HARDWARE_BACKENDS:
+                missing = [f for f in ("instance_type", "precision") if getattr(t, f) is None]
+                if missing:
+                    raise ValueError(f"targets[{t.id}].{missing[0]}: required on backend {kind!r}")
+        used = {self.backend_of(t) for t in self.targets}
+        for kind, section, what in (
+            ("sagemaker", self.sagemaker, "region, role_arn or aws_conn_id"),
+            ("ec2", self.ec2, "region, and subnet_id / security_group_id or the connection's"),
+            ("bedrock", self.bedrock, "region, aws_conn_id"),
+        ):
+            if kind in used and section is None:
+                raise ValueError(f"backend {kind} needs a `{kind}:` section ({what})")
+            if section is not None:
+                _known_region(kind, section.region)
+        return self
+
+
+def _one_line(err: ValidationError, source: str) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    msg = first["msg"]
+    if first["type"] == "literal_error":
+        msg = f"{msg}, got {first.get('input')!r}"
+    more = f" (+{err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"{source}: {where}: {msg}{more}"
+
+
+def available_configs() -> list[str]:
+    return sorted(p.stem for p in paths.CONFIG_DIR.glob("*.yaml"))
+
+
+def config_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") and p.exists():
+        return p
+    candidate = paths.CONFIG_DIR / f"{name_or_path}.yaml"
+    if candidate.exists():
+        return candidate
+    raise ConfigError(
+        f"config: unknown config {name_or_path!r}; allowed: {available_configs()} or a path to a .yaml file"
+    )
+
+
+def _longest(length: int | LengthDist) -> int:
+    return length_range(length)[1]
+
+
+def load_config(name_or_path: str) -> BenchmarkConfig:
+    path = config_path(name_or_path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path.name}: malformed YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path.name}: expected a mapping at the top level")
+    try:
+        return BenchmarkConfig.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(_one_line(e, path.name)) from None
+
+
+def load_catalogs() -> dict[str, Any]:
+    """instances, models, containers and native_precisions, from catalog/*.yaml."""
+    inst = yaml.safe_load((paths.CATALOG_DIR / "instances.yaml").read_text())
+    models = yaml.safe_load((paths.CATALOG_DIR / "models.yaml").read_text())["models"]
+    return {
+        "instances": inst["instances"],
+        "models": models,
+        "containers": inst["containers"],
+        "native_precisions": inst["native_precisions"],
+        "apis": yaml.safe_load((paths.CATALOG_DIR / "api_prices.yaml").read_text())["apis"],
+        "ec2_amis": inst["ec2_amis"],
+    }
+
+
+def make_run_key(config_name: str, logical_date: date | datetime | str) -> str:
+    """One run key per config and logical date: re-running a date replaces that date's rows.
+    A config name or date that cannot make a safe folder name is a ConfigError (one line)."""
+    try:
+        paths.check_id("name", config_name)
+    except ValueError as e:
+        raise ConfigError(f"config {e}") from None
+    if isinstance(logical_date, str):
+        try:
+            logical_date = datetime.fromisoformat(logical_date)
+        except ValueError:
+            raise ConfigError(f"date: {logical_date!r} is not a date (YYYY-MM-DD)") from None
+    d = logical_date.date() if isinstance(logical_date, datetime) else logical_date
+    return f"{config_name}-{d.isoformat()}"
+
+
+def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConfig:
+    """Overlay DAG Params (or CLI flags) on the config; a Param that contradicts it is refused."""
+    data = cfg.model_dump()
+    known = {"config", "targets", "concurrency", "requests_per_level", "warehouse_conn_id"}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ConfigError(f"params: unknown params {unknown}; allowed: {sorted(known)}")
+    if params.get("concurrency"):
+        data["workload"]["concurrency"] = list(params["concurrency"])
+    if params.get("requests_per_level") is not None:
+        data["workload"]["requests_per_level"] = params["requests_per_level"]
+    if params.get("warehouse_conn_id"):  # publish through this Airflow PostgreSQL connection instead
+        data["warehouse"] = {"kind": "postgres", "path": None, "conn_id": params["warehouse_conn_id"]}
+    wanted = params.get("targets") or []
+    if wanted:
+        ids = [t["id"] for t in data["targets"]]
+        missing = [w for w in wanted if w not in ids]
+        if missing:
+            raise ConfigError(f"params.targets: unknown target ids {missing}; allowed: {ids}")
+        data["targets"] = [t for t in data["targets"] if t["id"] in wanted]
+        # A reference figure about a target left out of this run has nothing to be held against.
+        data["reference"] = [r for r in data.get("reference") or [] if r.get("target") in (None, *wanted)]
+    try:
+        return BenchmarkConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_one_line(e, "params")) from None

@@ -1,0 +1,192 @@
+"""The plan: every target of a config resolved and checked, with its estimate, before anything runs.
+
+A config names a workload and a list of targets (instance type x model x serving configuration),
+each on a backend (its own `backend:`, else the config's): one run may mix them. `plan()`
+resolves every target against the catalogs and the DAG Params into a
+typed `RunPlan` (llmbench.schemas.targets), and refuses a bad one with a single line naming the field and
+the allowed values, before any endpoint exists.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from llmbench import paths
+from llmbench.planning.aws_prices import cached_prices
+from llmbench.planning.checks import (
+    DECODE_EFFICIENCY,
+    DEPLOY_OVERHEAD_MIN,
+    _check_bedrock_target,
+    _check_hardware_target,
+    _check_openai_target,
+    _Checked,
+)
+from llmbench.planning.config import (
+    BenchmarkConfig,
+    ConfigError,
+    _apply_params,
+    load_catalogs,
+    load_config,
+    make_run_key,
+)
+from llmbench.schemas.targets import (
+    BedrockServing,
+    OpenAIServing,
+    Price,
+    ResolvedTarget,
+    RunPlan,
+    VllmServing,
+)
+from llmbench.schemas.workload import length_mean
+
+
+def _estimate(cfg: BenchmarkConfig, kind: str, price: Price, roof: float | None) -> tuple[float, float | None]:
+    """(endpoint-hours, $) a target is expected to cost: deploy overhead plus each level's
+    ceil(n / c) rounds at a fraction of the roofline; per-token: every request's tokens at list
+    price. None where there is no price."""
+    w = cfg.workload
+    single_tps = roof * DECODE_EFFICIENCY if roof else 40.0
+    out_mean = length_mean(w.output_tokens)
+    if w.arrival_rates_rps:  # open loop: n arrivals at rate r take n / r, plus the last one's answer
+        n_levels = len(w.arrival_rates_rps)
+        sweep_s = w.repeats * (
+            w.level_duration_s * n_levels
+            if w.level_duration_s
+            else sum(w.requests_per_level / r + out_mean / single_tps for r in w.arrival_rates_rps)
+        )
+    else:
+        n_levels = len(w.concurrency)
+        sweep_s = w.repeats * (
+            w.level_duration_s * n_levels
+            if w.level_duration_s
+            else sum(-(-w.requests_per_level // c) * out_mean / single_tps for c in w.concurrency)
+        )
+    sweep_s += w.warmup_requests * out_mean / single_tps
+    if w.warmup_each_level and not w.arrival_rates_rps:  # each level's streams, n requests each
+        sweep_s += w.warmup_each_level * len(w.concurrency) * out_mean / single_tps
+    hours = DEPLOY_OVERHEAD_MIN[kind] / 60 + sweep_s / 3600
+    if price.basis == "per_hour" and price.usd_per_hour is not None:
+        return hours, hours * price.usd_per_hour
+    if price.basis == "per_token":
+        # A timed level's request count is unknown in advance: estimate it at the single-stream pace.
+        per_level = w.requests_per_level if not w.level_duration_s else w.level_duration_s * single_tps / out_mean
+        requests = w.warmup_requests + w.repeats * n_levels * per_level
+        if not w.arrival_rates_rps:
+            requests += w.warmup_each_level * sum(w.concurrency)
+        in_mean = length_mean(w.input_tokens) + w.shared_prefix_tokens
+        usd = requests * (
+            in_mean * (price.usd_per_m_input_tokens or 0) + out_mean * (price.usd_per_m_output_tokens or 0)
+        )
+        return 0.0, usd / 1e6
+    return hours, None
+
+
+def _pinned_revision(serving: Any, kind: str, model: dict[str, Any]) -> str | None:
+    """The catalog's `hf_revision` of the model, where the target's server is told to load that
+    revision (vLLM on ec2: --revision; on sagemaker: SM_VLLM_REVISION); else None: a GGUF file, an
+    endpoint or API someone else runs, a container we do not pass it to."""
+    rev = model.get("hf_revision")
+    return str(rev) if rev and isinstance(serving, VllmServing) and kind in ("ec2", "sagemaker") else None
+
+
+def plan(
+    config_name: str,
+    logical_date: date | datetime | str,
+    params: dict[str, Any] | None = None,
+    runs_root: Path | None = None,
+) -> RunPlan:
+    """Resolve a config + Params into the run and its targets, and write plan.json.
+
+    Every target is self-contained: a task that receives it needs nothing else. Nothing is
+    created (no folder, no endpoint) unless every target passes its checks.
+    """
+    return plan_checked(config_name, logical_date, params, runs_root)[0]
+
+
+def plan_checked(
+    config_name: str,
+    logical_date: date | datetime | str,
+    params: dict[str, Any] | None = None,
+    runs_root: Path | None = None,
+    write: bool = True,
+) -> tuple[RunPlan, dict[str, list[str]]]:
+    """plan(), and every check's outcome per target id, in the order they ran (`llmbench plan`
+    prints them; a check that fails raises ConfigError instead, as in plan()). write=False: the
+    plan only, no folder and no plan.json (a reprocess reads today's settings this way)."""
+    cfg = _apply_params(load_config(config_name), params or {})
+    cat = {**load_catalogs(), "pricing_api": cached_prices()}  # the price cache read once per plan
+    run_key = make_run_key(cfg.name, logical_date)
+    # Each attempt at a run key gets its own folder, so re-running a date never overwrites
+    # what an earlier attempt measured; the warehouse keeps only the latest publish.
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    try:
+        run_dir = paths.under(runs_root or paths.runs_dir(), run_key, stamp)
+        for t in cfg.targets:
+            paths.under(run_dir, t.id)
+    except ValueError as e:
+        raise ConfigError(f"name: {e}") from None
+    targets: list[ResolvedTarget] = []
+    warnings: list[str] = []
+    checks: dict[str, list[str]] = {}
+    for t in cfg.targets:
+        kind = cfg.backend_of(t)
+        checked = _Checked()
+        checks[t.id] = checked.checks
+        if isinstance(t.serving, OpenAIServing):
+            region, price, backend = _check_openai_target(t, t.serving, checked)
+        elif isinstance(t.serving, BedrockServing):
+            region, price, backend = _check_bedrock_target(cfg, t, t.serving, cat, checked)
+        else:
+            region, price, backend = _check_hardware_target(cfg, kind, t, cat, checked)
+        hours, usd = _estimate(cfg, kind, price, checked.roofline)
+        warnings.extend(checked.warnings)
+        instance_type = t.instance_type or ("bedrock-on-demand" if kind == "bedrock" else "external")
+        targets.append(
+            ResolvedTarget(
+                run_key=run_key,
+                run_dir=str(run_dir),
+                target_id=t.id,
+                label=f"{instance_type} / {t.model} / {t.serving.name}",
+                instance_type=instance_type,
+                model=t.model,
+                hf_id=(cat["models"].get(t.model) or {}).get("hf_id"),
+                model_revision=_pinned_revision(t.serving, kind, cat["models"].get(t.model) or {}),
+                precision=t.precision or "undisclosed",
+                serving=t.serving,
+                workload=cfg.workload,
+                validation=cfg.validation,
+                slo=cfg.slo,
+                price=price,
+                backend=backend,
+                region=region,
+                tensor_parallel=checked.tp,
+                roofline_tokens_per_s=checked.roofline,
+                weight_gb_per_token=checked.weight_gb,
+                weights_not_read=checked.weights_not_read,
+                estimated_endpoint_hours=hours,
+                estimated_usd=usd,
+                warnings=checked.warnings,
+                quality=cfg.quality,
+            )
+        )
+    run = RunPlan(
+        run_key=run_key,
+        run_dir=str(run_dir),
+        config_name=cfg.name,
+        backends=sorted({t.backend_kind for t in targets}),
+        logical_date=str(logical_date)[:10],
+        planned_at=datetime.now(UTC).isoformat(),
+        warehouse=cfg.warehouse,
+        warnings=warnings,
+        estimated_endpoint_hours=sum(t.estimated_endpoint_hours for t in targets),
+        estimated_usd=sum(t.estimated_usd or 0.0 for t in targets),
+        targets=targets,
+        price_basis=cfg.price_basis,
+        reference=cfg.reference,
+    )
+    if write:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "plan.json").write_text(run.model_dump_json(indent=2))
+    return run, checks

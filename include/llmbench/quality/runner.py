@@ -1,0 +1,282 @@
+"""Correctness beside price-performance: small, deterministic suites shipped here, sent to a
+target through the same backend and wire format as its sweep (non-streaming, outside the timed
+levels), and graded here, without an LLM judge.
+
+Suites:
+  tool_call  seed 001's shape: a question plus the `count_ids(ids, filter)` tool. Graded: a tool
+             was called, its name, arguments that parse as JSON and fit the tool's schema, the
+             ids passed as given, and the filter's meaning: it must accept exactly the ids the
+             question asks for over a range of integers (`id > 9` is `id >= 10`; `id > 10` is
+             wrong even where it gives the same count on the question's ids).
+  exact      short tasks with one right answer (arithmetic, extraction, a fixed format), graded
+             by normalised exact match (`normalise`).
+
+Wires: "sse" (OpenAI chat completions with `tools`), "sagemaker" (InvokeEndpoint with the same
+OpenAI body), "bedrock" (Converse with `toolConfig`). A server or model that refuses tools
+(an HTTP error that names tools, or a wire without tools) records the suite "unsupported": not a
+failure, and not a score.
+
+Each request is bounded as a sweep's is: at most the workload's max_response_bytes of response
+(more ends the item as `response_too_large`) and a hard wall-clock deadline of the quality
+section's request_timeout_s (`timeout`), however fast or slowly bytes arrive.
+
+Raw results: <target dir>/quality.jsonl (one line per item and run: prompt, raw output, pass,
+reason) and quality.json (per suite: status, score, n, passed).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from llmbench.analysis import metrics
+from llmbench.backends.base import Endpoint
+from llmbench.quality.grading import GRADERS, Answer
+from llmbench.quality.suites import CONVERSE_TOOL_CONFIG, OPENAI_TOOLS, SUITES
+from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST
+
+
+def request_for(
+    endpoint: Endpoint, suite: str, prompt: str, max_tokens: int
+) -> tuple[str, dict[str, Any], dict[str, str]]:
+    """(url, body, headers) of one non-streaming request on the endpoint's wire."""
+    tools = suite == "tool_call"
+    if endpoint.wire == "bedrock":
+        body: dict[str, Any] = {
+            "messages": [{"role": "user", "content": [{"text": prompt}]}],
+            "inferenceConfig": {"maxTokens": max_tokens, "temperature": 0.0},
+        }
+        if tools:
+            body["toolConfig"] = CONVERSE_TOOL_CONFIG
+        url = re.sub(r"/converse-stream$", "/converse", endpoint.url)
+    else:
+        body = {
+            "model": endpoint.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            "stream": False,
+        }
+        if tools:
+            body["tools"] = OPENAI_TOOLS
+        url = re.sub(r"/invocations-response-stream$", "/invocations", endpoint.url)
+    headers = {**endpoint.headers, "Content-Type": "application/json", "Accept": "application/json"}
+    if endpoint.wire == "sagemaker":
+        headers["X-Amzn-SageMaker-Accept"] = "application/json"
+    return url, body, headers
+
+
+def parse_answer(wire: str, payload: Any) -> Answer:
+    """A response body (JSON) as an Answer: OpenAI chat completion (sse, sagemaker) or Converse."""
+    if wire == "bedrock":
+        blocks = ((payload.get("output") or {}).get("message") or {}).get("content") or []
+        text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
+        calls = [
+            (b["toolUse"].get("name", ""), json.dumps(b["toolUse"].get("input")))
+            for b in blocks
+            if isinstance(b, dict) and "toolUse" in b
+        ]
+        return Answer(text=text, tool_calls=calls, raw=payload)
+    message = ((payload.get("choices") or [{}])[0] or {}).get("message") or {}
+    calls = [
+        ((c.get("function") or {}).get("name", ""), (c.get("function") or {}).get("arguments", ""))
+        for c in message.get("tool_calls") or []
+    ]
+    return Answer(text=message.get("content") or "", tool_calls=calls, raw=payload)
+
+
+_TOOLS_REFUSED = re.compile(r"tool|jinja|function", re.I)
+# 424: SageMaker's ModelError and Bedrock's ModelErrorException carry the model server's refusal
+_REFUSING_STATUSES = (400, 404, 422, 424, 500, 501)
+
+
+class _Bounded(Exception):
+    """A response the request's bounds ended: `kind` is response_too_large or timeout."""
+
+    def __init__(self, kind: str, detail: str, kept: bytes = b""):
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.kept = kind, kept
+
+
+def post_bounded(url: str, data: bytes, headers: dict[str, str], timeout_s: float, max_bytes: int) -> tuple[int, bytes]:
+    """POST and read the response as the sweep bounds one: (status, body) with at most max_bytes
+    of body, or _Bounded. The deadline, timeout_s from now, is a wall clock over the whole request
+    (connect, head, body), held however fast or slowly bytes arrive: each socket wait is given only
+    what is left of it, and a timer shuts the socket down when it passes. Past max_bytes the read
+    stops (max_bytes + 1 read at most) and the connection is dropped."""
+    u = urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise _Bounded("error", f"not an http(s) URL: {url!r}")
+    deadline = time.monotonic() + timeout_s
+    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+    conn = conn_cls(u.hostname, u.port, timeout=timeout_s)
+    expired = threading.Event()
+    # The socket itself, kept apart: http.client drops conn.sock once a response says it closes the
+    # connection (the response still reads from it), and the deadline must reach it all the same.
+    held: list[socket.socket] = []
+
+    def expire() -> None:
+        expired.set()
+        for sock in held:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked in another thread
+            except OSError:
+                pass
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or expired.is_set():
+            raise _Bounded("timeout", f"no complete response within {timeout_s:g} s")
+        return remaining
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.daemon = True
+    timer.start()
+    body = bytearray()
+    try:
+        try:
+            conn.connect()
+            held.append(conn.sock)
+            if expired.is_set():  # the timer fired during connect, before the socket was held
+                left()
+            path = (u.path or "/") + (f"?{u.query}" if u.query else "")
+            held[0].settimeout(left())
+            conn.request("POST", path, body=data, headers=headers)
+            resp = conn.getresponse()
+            while len(body) <= max_bytes:
+                held[0].settimeout(left())
+                chunk = resp.read1(min(1 << 16, max_bytes + 1 - len(body)))
+                if not chunk:
+                    break
+                body += chunk
+            if expired.is_set():  # a read the timer ended looks like the end of the body: it is not
+                raise _Bounded("timeout", f"no complete response within {timeout_s:g} s", bytes(body[:2000]))
+        except (OSError, http.client.HTTPException):
+            if expired.is_set() or time.monotonic() >= deadline:
+                raise _Bounded("timeout", f"no complete response within {timeout_s:g} s", bytes(body[:2000])) from None
+            raise
+        if len(body) > max_bytes:
+            raise _Bounded("response_too_large", f"more than {max_bytes} bytes", bytes(body[:2000]))
+        return resp.status, bytes(body)
+    finally:
+        timer.cancel()
+        conn.close()
+
+
+def ask(
+    endpoint: Endpoint,
+    suite: str,
+    prompt: str,
+    max_tokens: int,
+    timeout_s: float,
+    max_response_bytes: int = DEFAULT_BYTES_PER_REQUEST,
+) -> Answer:
+    """One request, non-streaming, signed when the endpoint signs, bounded as a sweep's request is
+    (post_bounded: at most max_response_bytes of response, a hard deadline of timeout_s). Never
+    raises for what the target does: a failed request is an Answer with `error` (its kind first:
+    `response_too_large: ...`, `timeout: ...`, `HTTP 500: ...`), a refusal of tools one with
+    `unsupported`."""
+    if endpoint.wire not in ("sse", "sagemaker", "bedrock"):
+        return Answer(unsupported=f"wire {endpoint.wire!r} has no non-streaming request")
+    url, body, headers = request_for(endpoint, suite, prompt, max_tokens)
+    data = json.dumps(body).encode()
+    if endpoint.signer is not None:
+        headers = endpoint.signer.sign(url, data, headers)
+    try:
+        status, raw = post_bounded(url, data, headers, timeout_s, max_response_bytes)
+    except _Bounded as e:
+        return Answer(raw=e.kept.decode("utf-8", "replace") or None, error=str(e)[:300])
+    except (OSError, http.client.HTTPException) as e:
+        return Answer(error=f"{type(e).__name__}: {e}"[:300])
+    text = raw.decode("utf-8", "replace")
+    if not 200 <= status < 300:
+        detail = text[:500]
+        if suite == "tool_call" and status in _REFUSING_STATUSES and _TOOLS_REFUSED.search(detail):
+            return Answer(raw=detail, unsupported=f"HTTP {status}: {detail[:200]}")
+        return Answer(raw=detail, error=f"HTTP {status}: {detail[:200]}")
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError:
+        return Answer(raw=text[:2000], error="response is not JSON")
+    if not isinstance(payload, dict):
+        return Answer(raw=payload, error="response is not a JSON object")
+    return parse_answer(endpoint.wire, payload)
+
+
+# ---- the stage -------------------------------------------------------------------------------
+
+
+def run_quality(
+    endpoint: Endpoint,
+    suites: list[str],
+    runs: int,
+    out_dir: Path,
+    max_tokens: int = 96,
+    timeout_s: float = 120.0,
+    progress: Callable[[str], None] | None = None,
+    max_response_bytes: int = DEFAULT_BYTES_PER_REQUEST,
+) -> dict[str, Any]:
+    """Send every item of each suite `runs` times, one at a time, each bounded by timeout_s and
+    max_response_bytes (ask); grade each answer. Writes
+    quality.jsonl and quality.json under out_dir; returns the summary (quality.json's content):
+    per suite {status: "scored" | "unsupported", score, n, passed, reason}."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {"suites": {}, "runs": runs}
+    with (out_dir / "quality.jsonl").open("w", buffering=1) as log:  # line by line: readable while it runs
+        for suite in suites:
+            grader, n, passed, unsupported = GRADERS[suite], 0, 0, None
+            for run in range(runs):
+                for item in SUITES[suite]:
+                    t0 = time.perf_counter()
+                    answer = ask(endpoint, suite, item.prompt, max_tokens, timeout_s, max_response_bytes)
+                    if answer.unsupported:
+                        unsupported = answer.unsupported
+                        break
+                    grade = grader(item, answer)
+                    n, passed = n + 1, passed + grade.passed
+                    line = {
+                        "suite": suite,
+                        "item": item.id,
+                        "run": run,
+                        "prompt": item.prompt,
+                        "passed": grade.passed,
+                        "reason": grade.reason,
+                        "text": answer.text,
+                        "tool_calls": [{"name": nm, "arguments": a} for nm, a in answer.tool_calls],
+                        "error": answer.error,
+                        "seconds": round(time.perf_counter() - t0, 3),
+                        "raw": answer.raw,
+                    }
+                    log.write(json.dumps(line, default=str) + "\n")
+                if unsupported:
+                    break
+            if unsupported:
+                log.write(json.dumps({"suite": suite, "unsupported": unsupported}) + "\n")
+                summary["suites"][suite] = {
+                    "status": "unsupported",
+                    "score": None,
+                    "n": 0,
+                    "passed": 0,
+                    "reason": unsupported,
+                }
+            else:
+                summary["suites"][suite] = {
+                    "status": "scored",
+                    "score": metrics.suite_score(passed, n),
+                    "n": n,
+                    "passed": passed,
+                    "reason": None,
+                }
+            if progress:
+                s = summary["suites"][suite]
+                progress(f"quality {suite}: {s['status']} {s['passed']}/{s['n']}")
+    (out_dir / "quality.json").write_text(json.dumps(summary, indent=2))
+    return summary

@@ -1,0 +1,5 @@
+"""What a run leaves and what is made of it: stage events (events), the tables (tables), their
+validation (validation), the HTML report (report), recomputation from raw results (reprocess),
+retention of raw results (retention), and the code version stamped on every row (codeversion)."""
+
+__all__ = ["codeversion", "events", "report", "reprocess", "retention", "tables", "validation"]

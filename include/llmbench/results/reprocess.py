@@ -1,0 +1,239 @@
+"""Reprocess: recompute a published run's tables from its stored raw results with today's code and
+today's config settings, and publish them again under the same run key. Nothing is deployed and
+no endpoint is called: a past week's measurements stay what they were (the request records are
+the facts); what is recomputed is everything derived from them.
+
+What a reprocess takes from where:
+- request records (requests.parquet, else requests.jsonl), quality answers, events, endpoint
+  seconds and the client's measured CPU per level: the run folder, as measured (never rewritten);
+- the workload, the targets and what they ran: the plan as measured (plan.measured.json, a copy
+  of the first plan.json, kept the first time a run is reprocessed);
+- metric definitions, validation suites, price and roofline arithmetic: today's code;
+- the SLO, validation and quality thresholds, price basis, reference figures, roofline inputs and
+  warehouse: today's config (`llmbench plan` of the same config and date, written nowhere);
+- prices: as measured (`prices="frozen"`, the default: history keeps what it cost then), or
+  today's (`prices="current"`).
+
+A run is checked before anything is written: a run folder or a swept target's request records
+that are gone (retention, a lost disk) make it RawResultsMissing, one line, and the run is left as
+it was. `runs` records who computed the published rows: computed_by (llmbench.results.codeversion),
+computed_at, computation ("measure" | "reprocess") and, for a reprocess, which prices.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from llmbench.results.codeversion import COMPUTATION_FILE, Computation, code_version
+from llmbench.schemas.targets import ResolvedTarget, RunPlan
+
+PriceChoice = Literal["frozen", "current"]
+PRICE_CHOICES: tuple[str, ...] = ("frozen", "current")
+MEASURED_PLAN = "plan.measured.json"  # the plan as the run measured it (kept by the first reprocess)
+MEASURED_LEVELS = "levels.measured.parquet"  # a target's levels as its sweep wrote them (idem)
+
+
+class RawResultsMissing(RuntimeError):
+    """A run's raw results are not there to reprocess: nothing was rewritten. One line."""
+
+
+def _swept(target: ResolvedTarget) -> bool:
+    """The target's sweep wrote levels: it has measurements to recompute."""
+    return (target.dir / MEASURED_LEVELS).exists() or (target.dir / "levels.parquet").exists()
+
+
+def check_raw_results(run_dir: str | Path) -> RunPlan:
+    """The run's plan as measured, if every raw result a reprocess reads is there; else
+    RawResultsMissing naming the first thing missing."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise RawResultsMissing(f"raw results gone: {d} does not exist (deleted by retention?)")
+    plan_path = d / MEASURED_PLAN if (d / MEASURED_PLAN).exists() else d / "plan.json"
+    if not plan_path.exists():
+        raise RawResultsMissing(f"raw results incomplete: {plan_path} is missing")
+    run = RunPlan.model_validate_json(plan_path.read_text())
+    for t in run.targets:
+        if _swept(t) and not ((t.dir / "requests.parquet").exists() or (t.dir / "requests.jsonl").exists()):
+            raise RawResultsMissing(f"raw results incomplete: {t.dir} has levels but no request records")
+    return run
+
+
+def settings_today(
+    measured: RunPlan, config: str | None = None, prices: str = "frozen", params: dict[str, Any] | None = None
+) -> RunPlan:
+    """The measured plan with today's config settings in place of its own (see the module doc);
+    a target the config no longer has keeps its measured settings. Raises ConfigError when the
+    config no longer plans."""
+    from llmbench.planning.plan import plan_checked
+
+    extra = {k: v for k, v in (params or {}).items() if k == "warehouse_conn_id" and v}
+    today, _ = plan_checked(config or measured.config_name, measured.logical_date, extra, write=False)
+    now = {t.target_id: t for t in today.targets}
+    targets = []
+    for t in measured.targets:
+        n = now.get(t.target_id)
+        if n is None:
+            targets.append(t)
+            continue
+        update: dict[str, Any] = {
+            "slo": n.slo,
+            "validation": n.validation,
+            "quality": n.quality,
+            "roofline_tokens_per_s": n.roofline_tokens_per_s,
+            "weight_gb_per_token": n.weight_gb_per_token,
+            "weights_not_read": n.weights_not_read,
+        }
+        if prices == "current":
+            update["price"] = n.price
+        targets.append(t.model_copy(update=update))
+    ids = {t.target_id for t in measured.targets}
+    return measured.model_copy(
+        update={
+            "targets": targets,
+            "price_basis": today.price_basis,
+            "reference": [r for r in today.reference if r.target is None or r.target in ids],
+            "warehouse": today.warehouse,
+        }
+    )
+
+
+def recompute_levels(target: ResolvedTarget) -> bool:
+    """levels.parquet again from the target's request records with today's metric code and the
+    target's SLO, keeping what only the sweep could measure (the client's CPU, its processes, the
+    level's warm-up count and the server's counters: sweep.SWEEP_ONLY_COLUMNS);
+    then its validation again, if its sweep had reached validation. False: nothing was swept."""
+    import pandas as pd
+
+    from llmbench.loadgen.sweep import level_row, read_jsonl_records, read_records, records_by_level, write_requests
+    from llmbench.results.validation import validate_results
+
+    d = target.dir
+    if not _swept(target):
+        return False
+    if not (d / MEASURED_LEVELS).exists():
+        shutil.copy2(d / "levels.parquet", d / MEASURED_LEVELS)
+    requests = d / "requests.parquet"
+    if requests.exists():
+        groups = records_by_level(read_records(requests))
+    else:  # a sweep killed before its Parquet: its records as `llmbench rebuild` reads them
+        groups = records_by_level(read_jsonl_records(d / "requests.jsonl")[0])
+        write_requests(requests, groups)
+    measured = {
+        (float(r.get("arrival_rate_rps") or 0.0), int(r["concurrency"])): r
+        for r in pd.read_parquet(d / MEASURED_LEVELS).to_dict("records")
+    }
+    rows = []
+    for (rate, c), recs in groups.items():
+        m = measured.get((float(rate), int(c)), {})
+        cpu_pct, window_s, procs = m.get("client_cpu_pct"), m.get("window_s"), m.get("client_processes")
+        cpu_s = None if cpu_pct is None or cpu_pct != cpu_pct or not window_s else cpu_pct * window_s / 100.0
+        kept = {k: None if v != v else v for k, v in m.items()}  # NaN (Parquet's null float) -> None
+        rows.append(level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs, kept))
+    pd.DataFrame(rows).to_parquet(d / "levels.parquet", index=False)
+    if (d / "validation.json").exists():
+        validate_results(
+            requests,
+            d / "levels.parquet",
+            target.workload.concurrency,
+            target.validation.max_error_rate,
+            d / "validation.json",
+            target.workload.arrival_rates_rps,
+        )
+    return True
+
+
+def reprocess_run(
+    run_dir: str | Path,
+    config: str | None = None,
+    prices: str = "frozen",
+    params: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Recompute one run folder's tables (see the module doc); returns them as frames (as
+    tables.build_tables does). Publishing them is the caller's: the same as a measurement."""
+    from llmbench.results.tables import build_tables
+
+    if prices not in PRICE_CHOICES:
+        raise ValueError(f"prices: {prices!r}; allowed: {list(PRICE_CHOICES)}")
+    d = Path(run_dir)
+    measured = check_raw_results(d)  # before anything is written
+    plan = settings_today(measured, config, prices, params)
+    if not (d / MEASURED_PLAN).exists():
+        shutil.copy2(d / "plan.json", d / MEASURED_PLAN)
+    (d / "plan.json").write_text(plan.model_dump_json(indent=2))
+    for t in plan.targets:
+        recompute_levels(t)
+    stamp = Computation(code_version(), datetime.now(UTC).isoformat(), "reprocess", cast(PriceChoice, prices))
+    (d / COMPUTATION_FILE).write_text(json.dumps(stamp.__dict__, indent=2))
+    return build_tables(str(d))
+
+
+def latest_attempt(run_key: str, runs_root: Path) -> Path | None:
+    """The newest attempt folder of a run key that built its tables (what a publish published)."""
+    attempts = sorted(p.parent.parent for p in (runs_root / run_key).glob("*/tables/runs.parquet"))
+    return attempts[-1] if attempts else None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a range reprocess did with one published run (one line of its output)."""
+
+    run_key: str
+    logical_date: str
+    status: Literal["reprocessed", "skipped"]
+    detail: str  # reprocessed: the rows published; skipped: why, in one line
+
+
+def published_runs(target: Path | str, date_from: str, date_to: str, config_name: str | None = None) -> list[dict]:
+    """The runs a warehouse holds with a logical date in [date_from, date_to] (of one config, if
+    named), oldest first: run_key, logical_date, run_dir (the attempt that was published)."""
+    from llmbench import warehouse
+
+    sql = "SELECT run_key, logical_date, run_dir FROM llmbench.runs WHERE logical_date BETWEEN ? AND ?"
+    args: list[Any] = [date_from, date_to]
+    if config_name:
+        sql += " AND config_name = ?"
+        args.append(config_name)
+    frame = warehouse.query(sql + " ORDER BY logical_date, run_key", args, target=target)
+    return [{**r, "logical_date": str(r["logical_date"])[:10]} for r in frame.to_dict("records")]
+
+
+def reprocess_range(
+    target: Path | str,
+    date_from: str,
+    date_to: str,
+    config: str | None = None,
+    prices: str = "frozen",
+    progress: Callable[[str], None] | None = None,
+) -> list[RunOutcome]:
+    """Reprocess every run the warehouse `target` published in the date range (of `config`, if
+    given: its name selects the runs and its settings apply; else each run's own config) and
+    publish each again to the same warehouse, one run at a time: a run whose raw results are gone,
+    or whose config no longer plans, is skipped with the reason and left as published."""
+    from llmbench import warehouse
+    from llmbench.planning.config import ConfigError, load_config
+    from llmbench.results.report import write_report
+
+    say = progress or (lambda _m: None)
+    name = load_config(config).name if config else None
+    runs = published_runs(target, date_from, date_to, name)
+    say(f"{len(runs)} published run(s) from {date_from} to {date_to}" + (f" of config {name}" if name else ""))
+    outcomes = []
+    for i, r in enumerate(runs, 1):
+        try:
+            frames = reprocess_run(r["run_dir"], config, prices)
+        except (RawResultsMissing, ConfigError) as e:
+            outcomes.append(RunOutcome(r["run_key"], r["logical_date"], "skipped", str(e).splitlines()[0]))
+            say(f"[{i}/{len(runs)}] {r['run_key']}: skipped: {outcomes[-1].detail}")
+            continue
+        write_report(frames, Path(r["run_dir"]) / "report.html")  # runs.report_path names it: today's
+        written = warehouse.publish(frames, target)
+        detail = ", ".join(f"{k} {v}" for k, v in written.items() if v)
+        outcomes.append(RunOutcome(r["run_key"], r["logical_date"], "reprocessed", detail))
+        say(f"[{i}/{len(runs)}] {r['run_key']}: reprocessed, published {detail}")
+    return outcomes

@@ -1,0 +1,230 @@
+"""The workload: its one model (`Workload`, with every default declared once), and the
+deterministic, seeded prompts sized to a token budget that the load generator sends.
+
+Prompts are built from common short English words, each of which is one token for the Llama/
+SmolLM/Qwen BPE vocabularies when preceded by a space, so N words ~ N tokens. The server-reported
+prompt token count is what the results record; the estimate only sizes the request.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
+
+from llmbench import paths
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LengthDist(_Strict):
+    """A request length drawn per request, seeded (workload.sample_length): fixed (value),
+    normal (mean, sd, clipped to [min, max]), uniform (min, max), or empirical (one length per
+    line of `file`, relative to include/config/; read into `values` at load time)."""
+
+    dist: Literal["fixed", "normal", "uniform", "empirical"]
+    value: int | None = Field(None, ge=1)
+    mean: float | None = Field(None, gt=0)
+    sd: float | None = Field(None, ge=0)
+    min: int | None = Field(None, ge=1)
+    max: int | None = Field(None, ge=1)
+    file: str | None = None
+    values: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> LengthDist:
+        need = {"fixed": ("value",), "normal": ("mean", "sd"), "uniform": ("min", "max"), "empirical": ("file",)}
+        missing = [f for f in need[self.dist] if getattr(self, f) is None and not (f == "file" and self.values)]
+        if missing:
+            raise ValueError(f"dist {self.dist} needs {missing}")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} > max {self.max}")
+        if self.dist == "empirical" and not self.values:
+            file = str(self.file)
+            path = Path(file) if Path(file).is_absolute() else paths.CONFIG_DIR / file
+            try:
+                values = [int(x) for x in path.read_text().split()]
+            except (OSError, ValueError) as e:
+                raise ValueError(f"empirical lengths file {path}: {e}") from None
+            if not values or min(values) < 1:
+                raise ValueError(f"empirical lengths file {path}: needs positive integers, one per line")
+            object.__setattr__(self, "values", values)
+        return self
+
+
+# Workloads of the seeds, by name: `workload: {preset: seed-002, requests_per_level: 8}`; what
+# the config sets itself wins over the preset.
+PRESETS: dict[str, dict[str, Any]] = {
+    # seed 000: 2048 in / 512 out at concurrency 1 / 16 / 64.
+    "seed-000": {"input_tokens": 2048, "output_tokens": 512, "concurrency": [1, 16, 64]},
+    # seed 002: ~1,000 input tokens per request in all, of which the ~478-token system prompt every
+    # request shares (input_tokens counts the rest: ~522, so the prompt is ~1,000, 700-1,300), ~560
+    # out, concurrency 1..32.
+    "seed-002": {
+        "input_tokens": {"dist": "normal", "mean": 522, "sd": 100, "min": 222, "max": 822},
+        "output_tokens": {"dist": "normal", "mean": 560, "sd": 60, "min": 380, "max": 740},
+        "shared_prefix_tokens": 478,
+        "concurrency": [1, 2, 4, 8, 16, 32],
+    },
+}
+
+
+# Upper bounds of a workload (docs/dag.md#workload): beyond them a sweep is a typo or an attack,
+# not a benchmark. Integers are strict: `true` or `2.0` where a count is meant is refused.
+MAX_CONCURRENCY = 10_000  # streams (or open-loop in-flight cap) of one level
+MAX_LEVELS = 64  # concurrency levels or arrival rates of one sweep
+MAX_REQUESTS_PER_LEVEL = 1_000_000
+MAX_WARMUP_REQUESTS = 10_000
+MAX_WARMUP_EACH_LEVEL = 50  # warm-up requests per stream before each level
+MAX_TOKENS = 1_000_000  # input, output or shared-prefix tokens of one request
+MAX_TIMEOUT_S = 86_400.0
+MAX_BYTES_PER_REQUEST = 1 << 30
+DEFAULT_BYTES_PER_REQUEST = 16 << 20  # 16 MiB: far above any real streamed answer
+
+
+class Workload(_Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    preset: Literal["seed-000", "seed-002"] | None = None
+    input_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | LengthDist = 256
+    output_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | LengthDist = 64
+    # a system prompt every request shares (seed 002: 478)
+    shared_prefix_tokens: StrictInt = Field(0, ge=0, le=MAX_TOKENS)
+    concurrency: list[Annotated[StrictInt, Field(le=MAX_CONCURRENCY)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1, max_length=MAX_LEVELS
+    )
+    requests_per_level: StrictInt = Field(16, ge=1, le=MAX_REQUESTS_PER_LEVEL)
+    warmup_requests: StrictInt = Field(2, ge=0, le=MAX_WARMUP_REQUESTS)
+    # Seed 003's per-level warm-up: before each closed-loop level, each of its `c` streams sends
+    # this many requests (c x n in all) at the level's own concurrency; they are kept in
+    # warmup.jsonl, counted on the level's row (level_warmup_requests) and in none of its metrics.
+    # 0 (the default): off. Open-loop levels (arrival_rates_rps) hold no concurrency to warm: refused.
+    warmup_each_level: StrictInt = Field(0, ge=0, le=MAX_WARMUP_EACH_LEVEL)
+    request_timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    # What one response may bring: past it the request ends as error_kind response_too_large and
+    # the connection is dropped; no more than this of it is ever held.
+    max_response_bytes: StrictInt = Field(DEFAULT_BYTES_PER_REQUEST, ge=1024, le=MAX_BYTES_PER_REQUEST)
+    seed: StrictInt = 0
+    # A level ends after requests_per_level requests or, when set, after this many seconds (no
+    # request starts later; the ones in flight finish).
+    level_duration_s: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+    # Each level is run this many times in a row; the level's row then carries 95 % confidence
+    # intervals of its throughput and TTFT p50 across the repeats.
+    repeats: StrictInt = Field(1, ge=1, le=20)
+    # Load-generator processes per level (None: one per 128 streams, at most one per core).
+    client_processes: StrictInt | None = Field(None, ge=1, le=64)
+    # Open loop instead of closed: one level per Poisson arrival rate (requests/s), each with at
+    # most max_in_flight requests in flight; `concurrency` is then not used.
+    arrival_rates_rps: list[float] | None = Field(None, min_length=1, max_length=MAX_LEVELS)
+    max_in_flight: StrictInt = Field(256, ge=1, le=MAX_CONCURRENCY)
+
+    @field_validator("arrival_rates_rps")
+    @classmethod
+    def _rates(cls, v: list[float] | None) -> list[float] | None:
+        if v is None:
+            return v
+        bad = [r for r in v if not r > 0]
+        if bad:
+            raise ValueError(f"every arrival rate must be > 0 requests/s, got {bad}")
+        if len(set(v)) != len(v):
+            raise ValueError(f"arrival rates must be distinct, got {v}")
+        return sorted(v)
+
+    @model_validator(mode="after")
+    def _warmup_each_level_closed_loop(self) -> Workload:
+        if self.warmup_each_level and self.arrival_rates_rps:
+            raise ValueError(
+                "warmup_each_level warms closed-loop levels (each stream of a level sends that many requests "
+                "first); an open-loop workload (arrival_rates_rps) has no streams to warm: set it to 0"
+            )
+        return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("preset"):
+            if data["preset"] not in PRESETS:
+                return data  # the Literal refuses it, naming the allowed presets
+            return {**PRESETS[data["preset"]], **data}
+        return data
+
+    @field_validator("input_tokens", "output_tokens", mode="before")
+    @classmethod
+    def _length(cls, v: Any) -> Any:
+        # A mapping is a distribution: validate it as one, so its error is the one reported.
+        if isinstance(v, dict):
+            try:
+                return LengthDist.model_validate(v)
+            except ValidationError as e:
+                err = e.errors()[0]
+                where = ".".join(str(x) for x in err["loc"])
+                raise ValueError((f"{where}: " if where else "") + err["msg"].removeprefix("Value error, ")) from None
+        return v
+
+    @field_validator("concurrency")
+    @classmethod
+    def _levels(cls, v: list[int]) -> list[int]:
+        bad = [c for c in v if c < 1]
+        if bad:
+            raise ValueError(f"every concurrency level must be >= 1, got {bad}")
+        if len(set(v)) != len(v):
+            raise ValueError(f"concurrency levels must be distinct, got {v}")
+        return sorted(v)
+
+
+Length = int | LengthDist  # a request's input or output length: fixed, or drawn per request
+
+
+def spec_of(value: int | dict | LengthDist) -> Length:
+    """A length as the models hold it (a mapping is validated into a LengthDist)."""
+    return LengthDist.model_validate(value) if isinstance(value, dict) else value
+
+
+def sample_length(spec: Length, seed: int, index: int, which: str) -> int:
+    """The length of request `index` (which: "input" or "output"): seeded, so the same workload
+    gives every request the same length in every run; normal draws are clipped to [min, max]."""
+    if isinstance(spec, int):
+        return spec
+    spec = spec_of(spec)
+    if isinstance(spec, int):
+        return spec
+    rng = random.Random(f"{seed}:{which}:{index}")
+    if spec.dist == "fixed":
+        return int(spec.value)  # type: ignore[arg-type]
+    if spec.dist == "uniform":
+        return rng.randint(int(spec.min), int(spec.max))  # type: ignore[arg-type]
+    if spec.dist == "normal":
+        lo, hi = length_range(spec)
+        return min(hi, max(lo, round(rng.gauss(spec.mean, spec.sd))))  # type: ignore[arg-type]
+    return int(rng.choice(spec.values))  # type: ignore[arg-type]
+
+
+def length_range(spec: Length | dict) -> tuple[int, int]:
+    """(smallest, largest) length a spec can give: what context-size checks must allow for."""
+    spec = spec_of(spec)
+    if isinstance(spec, int):
+        return spec, spec
+    if spec.dist == "fixed":
+        return int(spec.value), int(spec.value)  # type: ignore[arg-type]
+    if spec.dist == "empirical":
+        return min(spec.values), max(spec.values)  # type: ignore[arg-type]
+    if spec.dist == "normal":
+        return int(spec.min or 1), int(spec.max or round(spec.mean + 4 * spec.sd))  # type: ignore[operator]
+    return int(spec.min), int(spec.max)  # type: ignore[arg-type]
+
+
+def length_mean(spec: Length | dict) -> float:
+    """The expected length (for cost and duration estimates)."""
+    spec = spec_of(spec)
+    if isinstance(spec, int):
+        return float(spec)
+    if spec.dist == "normal":
+        return float(spec.mean)  # type: ignore[arg-type]
+    if spec.dist == "empirical":
+        return sum(spec.values) / len(spec.values)  # type: ignore[arg-type]
+    lo, hi = length_range(spec)
+    return (lo + hi) / 2

@@ -1,0 +1,52 @@
+"""The warehouse: versioned migrations (schema, with migrations/*.sql as package data) and
+connect, publish and query (store). DuckDB, PostgreSQL and Redshift through one code path."""
+
+from __future__ import annotations
+
+from llmbench.warehouse.schema import (
+    MIGRATIONS_DDL,
+    RENAMED,
+    REPEATABLE,
+    SQL_DIR,
+    MigrationError,
+    migrate,
+    migrations,
+)
+from llmbench.warehouse.store import (
+    LOCK_WAIT_S,
+    SUMMARY_SQL,
+    TABLES,
+    WarehouseBusy,
+    connect,
+    connect_read_only,
+    is_postgres,
+    is_redshift,
+    publish,
+    query,
+    redact,
+    refresh_summary,
+    transaction,
+)
+
+__all__ = [
+    "LOCK_WAIT_S",
+    "MIGRATIONS_DDL",
+    "MigrationError",
+    "REPEATABLE",
+    "RENAMED",
+    "SQL_DIR",
+    "SUMMARY_SQL",
+    "TABLES",
+    "WarehouseBusy",
+    "connect",
+    "connect_read_only",
+    "is_postgres",
+    "is_redshift",
+    "migrate",
+    "migrations",
+    "publish",
+    "query",
+    "redact",
+    "refresh_summary",
+    "transaction",
+]
