@@ -57,9 +57,9 @@ def _exists(name: str, files: set[str], dirs: set[str], suffix: bool) -> bool:
 
 def _dotted_exists(dotted: str, tables: set[str]) -> bool:
     parts = dotted.split(".")
-    for i in range(len(parts), 0, -1):
+    for i in range(len(parts), -1, -1):
         try:
-            obj = importlib.import_module("llmbench." + ".".join(parts[:i]))
+            obj = importlib.import_module(".".join(["llmbench", *parts[:i]]))
         except ImportError:
             continue
         for attr in parts[i:]:
