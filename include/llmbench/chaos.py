@@ -23,13 +23,15 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from llmbench.errors import LlmbenchError
+
 if TYPE_CHECKING:
     from llmbench.schemas.records import RequestRecord
 
 ENV = "LLMBENCH_CHAOS"
 
 
-class InjectedFault(RuntimeError):
+class InjectedFault(LlmbenchError, RuntimeError):
     """Raised where LLMBENCH_CHAOS asked for a fault."""
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from llmbench import paths
+from llmbench.errors import LlmbenchError
 from llmbench.warehouse.schema import _in_transaction, migrate
 
 TABLES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
@@ -39,7 +40,7 @@ def redact(target: str | Path) -> str:
     return re.sub(r"^((?:postgres(?:ql)?|redshift)://)[^@/]*@", r"\1", str(target))
 
 
-class WarehouseBusy(RuntimeError):
+class WarehouseBusy(LlmbenchError, RuntimeError):
     """Another process held the DuckDB file for longer than we waited for it. One line, naming
     the holder when DuckDB says who it is."""
 
