@@ -23,9 +23,14 @@ class LlmbenchError(Exception):
     )
 
     def line(self) -> str:
-        """The message as the CLI prints it: its first line, or the class name when it has none."""
-        text = str(self)
-        return text.splitlines()[0] if text.strip() else type(self).__name__
+        """The message as the CLI prints it (one_line)."""
+        return one_line(self)
+
+
+def one_line(e: BaseException) -> str:
+    """An exception's message as one line: its first line, or its class name when it has none."""
+    text = str(e)
+    return text.strip().splitlines()[0] if text.strip() else type(e).__name__
 
 
 class InputError(LlmbenchError):

@@ -21,6 +21,7 @@ from typing import Any
 
 from llmbench import paths
 from llmbench.errors import LlmbenchError
+from llmbench.settings import settings
 from llmbench.warehouse.schema import _in_transaction, migrate
 
 TABLES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
@@ -47,7 +48,7 @@ class WarehouseBusy(LlmbenchError, RuntimeError):
 
 # How long a writer waits for a DuckDB file another process holds (a BI tool reading it, even
 # read-only, holds a lock a writer cannot share): retried with backoff, then WarehouseBusy.
-LOCK_WAIT_S = float(__import__("os").environ.get("LLMBENCH_WAREHOUSE_LOCK_WAIT_S", "120"))
+LOCK_WAIT_S = settings("warehouse_lock_wait_s").warehouse_lock_wait_s  # LLMBENCH_WAREHOUSE_LOCK_WAIT_S, at import
 
 
 def _lock_holder(err: Exception) -> str | None:
