@@ -55,7 +55,10 @@ def run(a: argparse.Namespace) -> int:
         date_from, date_to = (date.fromisoformat(d).isoformat() for d in (a.date_from, a.date_to))
     except ValueError as e:
         raise InputError(str(e)) from None
-    target = _warehouse_of(a)
+    try:
+        target = _warehouse_of(a)
+    except ValueError as e:  # ConfigError, or a config the loader refuses otherwise
+        raise e if isinstance(e, InputError) else InputError(one_line(e)) from None
     if date_from > date_to:
         raise InputError(f"--from {date_from} is after --to {date_to}")
     if isinstance(target, Path) and not target.exists():
