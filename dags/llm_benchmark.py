@@ -19,11 +19,12 @@ scheduler parses this file without the library's heavy dependencies.
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
 import pendulum
 from airflow.sdk import Asset, Param, PokeReturnValue, dag, get_current_context, setup, task, task_group, teardown
+
+from llmbench.settings import settings
 
 # Pools (created by `make airflow-db`, the tests and the compose init service from
 # deploy/pools.json). llmbench_local: one slot, since local targets share two cores and their
@@ -35,8 +36,8 @@ EC2_DEPLOY_POOL = "llmbench_ec2_deploy"  # the same for EC2 instance quotas
 # LLMBENCH_SCHEDULE=none: the DAG runs only when triggered (REST API, CLI). LLMBENCH_START_DATE:
 # the first date the schedule runs (a date in the future: only backfills and triggers run until
 # then; a backfill may cover any dates, before it too).
-SCHEDULE = os.environ.get("LLMBENCH_SCHEDULE", "@weekly")
-START_DATE = pendulum.parse(os.environ.get("LLMBENCH_START_DATE", "2026-01-01"), tz="UTC")
+SCHEDULE = settings("schedule").schedule
+START_DATE = pendulum.parse(settings("start_date").start_date, tz="UTC")
 MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"

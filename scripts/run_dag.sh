@@ -11,7 +11,7 @@ BIN=${LLMBENCH_BIN:-.venv/bin}  # tests point this at stand-ins
 start=$(date +%s)
 # CONFIG may be a name or a path: the run key and the log are named after the config's `name`.
 name=$("$BIN/python" -c 'import sys
-from llmbench.config import ConfigError, load_config
+from llmbench.planning.config import ConfigError, load_config
 try:
     print(load_config(sys.argv[1]).name)
 except ConfigError as e:

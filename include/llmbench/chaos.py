@@ -17,27 +17,27 @@ pipeline does when the variable is unset.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from llmbench.errors import LlmbenchError
+from llmbench.settings import env_var, settings
+
 if TYPE_CHECKING:
     from llmbench.schemas.records import RequestRecord
 
-ENV = "LLMBENCH_CHAOS"
+ENV = env_var("chaos")
 
 
-class InjectedFault(RuntimeError):
+class InjectedFault(LlmbenchError, RuntimeError):
     """Raised where LLMBENCH_CHAOS asked for a fault."""
 
 
 def _faults(target_id: str, stage: str) -> list[dict[str, Any]]:
-    raw = os.environ.get(ENV)
-    if not raw:
-        return []
-    return [f for f in json.loads(raw) if f["stage"] == stage and f["target"] in target_id]
+    faults = settings("chaos").chaos or []
+    return [f for f in faults if f["stage"] == stage and f["target"] in target_id]
 
 
 def _fire(fault: dict[str, Any], where: str) -> None:

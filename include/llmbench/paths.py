@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
+
+from llmbench.settings import settings
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # include/llmbench -> include -> project root (editable install; the layout in docs/architecture.md).
 PROJECT_ROOT = PACKAGE_DIR.parent.parent
-CONFIG_DIR = Path(os.environ.get("LLMBENCH_CONFIG_DIR", PACKAGE_DIR.parent / "config"))
+CONFIG_DIR = settings("config_dir").config_dir or PACKAGE_DIR.parent / "config"
 CATALOG_DIR = PACKAGE_DIR / "catalog"
 
 
 def data_home() -> Path:
     """The data folder: $LLMBENCH_HOME, else `.llmbench/` at the project root."""
-    env = os.environ.get("LLMBENCH_HOME")
-    return Path(env).resolve() if env else PROJECT_ROOT / ".llmbench"
+    home = settings("home").home
+    return home.resolve() if home else PROJECT_ROOT / ".llmbench"
 
 
 def cache_home() -> Path:
-    """Built and unpacked artefacts (llama-server, the GGUF model), kept outside the work tree."""
-    env = os.environ.get("LLMBENCH_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "llmbench"
+    """Built and unpacked artefacts (llama-server, the GGUF model), kept outside the work tree:
+    $LLMBENCH_CACHE, else ~/.cache/llmbench."""
+    return settings("cache").cache or Path.home() / ".cache" / "llmbench"
 
 
 def runs_dir() -> Path:

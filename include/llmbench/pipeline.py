@@ -26,6 +26,7 @@ from typing import Any
 from llmbench import chaos
 from llmbench.backends import get_backend
 from llmbench.backends.base import Backend, DeployError, Handle, seconds_since
+from llmbench.errors import LlmbenchError
 from llmbench.results.events import record_event, record_failure, stage
 from llmbench.results.tables import build_tables, load_tables
 from llmbench.schemas.targets import ResolvedTarget, RunPlan
@@ -35,7 +36,7 @@ log = logging.getLogger("llmbench")
 Target = ResolvedTarget | dict[str, Any]  # what a task receives: the model, or its JSON from XCom
 
 
-class TargetFailed(RuntimeError):
+class TargetFailed(LlmbenchError, RuntimeError):
     """Raised by check: at least one target failed or failed validation."""
 
 

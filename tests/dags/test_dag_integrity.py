@@ -85,7 +85,9 @@ def test_dag_module_has_no_heavy_top_level_imports():
         f"sys.path.insert(0, {str(ROOT / 'dags')!r}); import llm_benchmark;"
         "new = set(sys.modules) - before;"
         "heavy = sorted(m for m in new if m.split('.')[0] in "
-        "('pandas', 'great_expectations', 'boto3', 'duckdb', 'pyarrow', 'llmbench', 'matplotlib'));"
+        "('pandas', 'great_expectations', 'boto3', 'duckdb', 'pyarrow', 'llmbench', 'matplotlib')"
+        # the settings (LLMBENCH_SCHEDULE, LLMBENCH_START_DATE) need pydantic alone, which the SDK loads
+        " and m not in ('llmbench', 'llmbench.errors', 'llmbench.settings'));"
         "print(heavy); sys.exit(1 if heavy else 0)"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

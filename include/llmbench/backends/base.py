@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from llmbench.errors import LlmbenchError
+
 if TYPE_CHECKING:
     from llmbench.schemas.targets import ResolvedTarget
 
@@ -45,7 +47,7 @@ class Endpoint:
     metrics_note: str | None = None
 
 
-class DeployError(RuntimeError):
+class DeployError(LlmbenchError, RuntimeError):
     """Deploy or readiness failed. Whatever the deploy created has been removed already."""
 
 

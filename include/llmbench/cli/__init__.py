@@ -1,4 +1,5 @@
-"""The `llmbench` command: a parser and one function per command (main)."""
+"""The `llmbench` command: a parser and main() (main), one module per command (commands), and
+what the commands share (output)."""
 
 from llmbench.cli.main import build_parser, main
 

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llmbench import paths
+from llmbench.errors import InputError
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.targets import (
     KNOWN_REGIONS,
@@ -35,7 +36,7 @@ from llmbench.schemas.targets import (
 from llmbench.schemas.workload import LengthDist, Workload, length_range
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError, ValueError):
     """A config or Param that cannot be run. The message is one line, meant for the user."""
 
 

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from llmbench.errors import LlmbenchError
 from llmbench.results.codeversion import COMPUTATION_FILE, Computation, code_version
 from llmbench.schemas.targets import ResolvedTarget, RunPlan
 
@@ -39,7 +40,7 @@ MEASURED_PLAN = "plan.measured.json"  # the plan as the run measured it (kept by
 MEASURED_LEVELS = "levels.measured.parquet"  # a target's levels as its sweep wrote them (idem)
 
 
-class RawResultsMissing(RuntimeError):
+class RawResultsMissing(LlmbenchError, RuntimeError):
     """A run's raw results are not there to reprocess: nothing was rewritten. One line."""
 
 

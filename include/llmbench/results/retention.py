@@ -11,33 +11,21 @@ warehouse; a reprocess skips it, saying so.
 
 from __future__ import annotations
 
-import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from llmbench import paths
 from llmbench.schemas.targets import RunPlan
+from llmbench.settings import env_var, settings
 
-RAW_RESULTS_WEEKS_ENV = "LLMBENCH_RAW_RESULTS_WEEKS"
+RAW_RESULTS_WEEKS_ENV = env_var("raw_results_weeks")
 
 
 def raw_results_weeks() -> int | None:
-    """The retention setting: None keeps everything; else weeks >= 1. ValueError (one line) otherwise."""
-    raw = os.environ.get(RAW_RESULTS_WEEKS_ENV, "").strip()
-    if raw in ("", "all"):
-        return None
-    try:
-        return parse_weeks(raw)
-    except ValueError as e:
-        raise ValueError(f"{RAW_RESULTS_WEEKS_ENV}: {e}, or 'all'") from None
-
-
-def parse_weeks(raw: str) -> int:
-    """A retention in weeks: a whole number >= 1 (the setting's and `llmbench prune --weeks`' rule)."""
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{raw!r} is not a whole number of weeks >= 1")
-    return int(raw)
+    """The retention setting: None keeps everything; else weeks >= 1. SettingsError, a ValueError
+    (one line), otherwise."""
+    return settings("raw_results_weeks").raw_results_weeks
 
 
 def expired_attempts(weeks: int, runs_root: Path | None = None, now: datetime | None = None) -> list[Path]:

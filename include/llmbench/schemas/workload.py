@@ -89,38 +89,75 @@ DEFAULT_BYTES_PER_REQUEST = 16 << 20  # 16 MiB: far above any real streamed answ
 class Workload(_Strict):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    preset: Literal["seed-000", "seed-002"] | None = None
-    input_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | LengthDist = 256
-    output_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | LengthDist = 64
-    # a system prompt every request shares (seed 002: 478)
-    shared_prefix_tokens: StrictInt = Field(0, ge=0, le=MAX_TOKENS)
-    concurrency: list[Annotated[StrictInt, Field(le=MAX_CONCURRENCY)]] = Field(
-        default_factory=lambda: [1, 2, 4, 8], min_length=1, max_length=MAX_LEVELS
+    preset: Literal["seed-000", "seed-002"] | None = Field(
+        None, description="a seed's workload by name; what the config sets itself wins over it"
     )
-    requests_per_level: StrictInt = Field(16, ge=1, le=MAX_REQUESTS_PER_LEVEL)
-    warmup_requests: StrictInt = Field(2, ge=0, le=MAX_WARMUP_REQUESTS)
-    # Seed 003's per-level warm-up: before each closed-loop level, each of its `c` streams sends
-    # this many requests (c x n in all) at the level's own concurrency; they are kept in
-    # warmup.jsonl, counted on the level's row (level_warmup_requests) and in none of its metrics.
-    # 0 (the default): off. Open-loop levels (arrival_rates_rps) hold no concurrency to warm: refused.
-    warmup_each_level: StrictInt = Field(0, ge=0, le=MAX_WARMUP_EACH_LEVEL)
-    request_timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
-    # What one response may bring: past it the request ends as error_kind response_too_large and
-    # the connection is dropped; no more than this of it is ever held.
-    max_response_bytes: StrictInt = Field(DEFAULT_BYTES_PER_REQUEST, ge=1024, le=MAX_BYTES_PER_REQUEST)
-    seed: StrictInt = 0
-    # A level ends after requests_per_level requests or, when set, after this many seconds (no
-    # request starts later; the ones in flight finish).
-    level_duration_s: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
-    # Each level is run this many times in a row; the level's row then carries 95 % confidence
-    # intervals of its throughput and TTFT p50 across the repeats.
-    repeats: StrictInt = Field(1, ge=1, le=20)
-    # Load-generator processes per level (None: one per 128 streams, at most one per core).
-    client_processes: StrictInt | None = Field(None, ge=1, le=64)
-    # Open loop instead of closed: one level per Poisson arrival rate (requests/s), each with at
-    # most max_in_flight requests in flight; `concurrency` is then not used.
-    arrival_rates_rps: list[float] | None = Field(None, min_length=1, max_length=MAX_LEVELS)
-    max_in_flight: StrictInt = Field(256, ge=1, le=MAX_CONCURRENCY)
+    input_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | LengthDist = Field(
+        256, description="input tokens of each request; a config may give a distribution"
+    )
+    output_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | LengthDist = Field(
+        64, description="output tokens asked of each request; a config may give a distribution"
+    )
+    shared_prefix_tokens: StrictInt = Field(
+        0, ge=0, le=MAX_TOKENS, description="a system prompt every request shares, in tokens (seed 002: 478)"
+    )
+    concurrency: list[Annotated[StrictInt, Field(le=MAX_CONCURRENCY)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8],
+        min_length=1,
+        max_length=MAX_LEVELS,
+        description="closed-loop levels: streams sending one request after another",
+    )
+    requests_per_level: StrictInt = Field(
+        16, ge=1, le=MAX_REQUESTS_PER_LEVEL, description="requests of each level, across its streams"
+    )
+    warmup_requests: StrictInt = Field(
+        2, ge=0, le=MAX_WARMUP_REQUESTS, description="warm-up requests before the first level, timings discarded"
+    )
+    # Seed 003's per-level warm-up: c x n requests in all, kept in warmup.jsonl, counted on the
+    # level's row (level_warmup_requests) and in none of its metrics. Open-loop levels
+    # (arrival_rates_rps) hold no concurrency to warm: refused.
+    warmup_each_level: StrictInt = Field(
+        0,
+        ge=0,
+        le=MAX_WARMUP_EACH_LEVEL,
+        description="closed loop: before each level, this many warm-up requests per stream at its concurrency "
+        "(warmup.jsonl; 0: off)",
+    )
+    request_timeout_s: float = Field(
+        120.0, gt=0, le=MAX_TIMEOUT_S, description="per-request timeout, seconds (a hard deadline)"
+    )
+    # Past it the request ends as error_kind response_too_large and the connection is dropped; no
+    # more than this of it is ever held.
+    max_response_bytes: StrictInt = Field(
+        DEFAULT_BYTES_PER_REQUEST,
+        ge=1024,
+        le=MAX_BYTES_PER_REQUEST,
+        description="one response's byte budget, bytes (16 MiB: far above any real streamed answer)",
+    )
+    seed: StrictInt = Field(0, description="seeds the prompts and the drawn lengths (the same seed, the same requests)")
+    level_duration_s: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        description="end a level after this many seconds too (no request starts later; those in flight finish)",
+    )
+    repeats: StrictInt = Field(
+        1,
+        ge=1,
+        le=20,
+        description="run each level this many times in a row; its row then carries 95 % confidence intervals "
+        "of throughput and TTFT p50",
+    )
+    client_processes: StrictInt | None = Field(
+        None, ge=1, le=64, description="load-generator processes per level (unset: one per 128 streams, one per core)"
+    )
+    arrival_rates_rps: list[float] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_LEVELS,
+        description="open loop instead: Poisson arrival rates, requests/s, one level each (e.g. 0.5,1,2)",
+    )
+    max_in_flight: StrictInt = Field(256, ge=1, le=MAX_CONCURRENCY, description="open loop: requests in flight at most")
 
     @field_validator("arrival_rates_rps")
     @classmethod

@@ -17,6 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from llmbench.errors import LlmbenchError
+
 SQL_DIR = Path(__file__).resolve().parent / "migrations"
 # Old version name -> new (the renumbering of 2026-12; same files, same checksums).
 RENAMED = {
@@ -44,7 +46,7 @@ MIGRATIONS_DDL = (
 REPEATABLE = "-- repeatable"  # first line of a file applied again whenever it changes (the views)
 
 
-class MigrationError(RuntimeError):
+class MigrationError(LlmbenchError, RuntimeError):
     """A versioned schema file changed after it was applied somewhere."""
 
 

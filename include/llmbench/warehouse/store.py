@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from llmbench import paths
+from llmbench.errors import LlmbenchError
+from llmbench.settings import settings
 from llmbench.warehouse.schema import _in_transaction, migrate
 
 TABLES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
@@ -39,14 +41,14 @@ def redact(target: str | Path) -> str:
     return re.sub(r"^((?:postgres(?:ql)?|redshift)://)[^@/]*@", r"\1", str(target))
 
 
-class WarehouseBusy(RuntimeError):
+class WarehouseBusy(LlmbenchError, RuntimeError):
     """Another process held the DuckDB file for longer than we waited for it. One line, naming
     the holder when DuckDB says who it is."""
 
 
 # How long a writer waits for a DuckDB file another process holds (a BI tool reading it, even
 # read-only, holds a lock a writer cannot share): retried with backoff, then WarehouseBusy.
-LOCK_WAIT_S = float(__import__("os").environ.get("LLMBENCH_WAREHOUSE_LOCK_WAIT_S", "120"))
+LOCK_WAIT_S = settings("warehouse_lock_wait_s").warehouse_lock_wait_s  # LLMBENCH_WAREHOUSE_LOCK_WAIT_S, at import
 
 
 def _lock_holder(err: Exception) -> str | None:

@@ -35,6 +35,7 @@ from llmbench.backends.base import (
 from llmbench.backends.local.smoke import cpu_fingerprint
 from llmbench.lifetime import libc, set_parent_death_signal
 from llmbench.schemas.targets import LocalServing, ResolvedTarget
+from llmbench.settings import settings
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # How long deploy watches a fresh server for an immediate exit before handing over to wait_ready.
@@ -42,11 +43,11 @@ START_CHECK_S = 5.0
 
 
 def server_binary() -> Path:
-    return Path(os.environ.get("LLMBENCH_LLAMA_SERVER", paths.cache_home() / "bin" / "llama-server"))
+    return settings("llama_server").llama_server or paths.cache_home() / "bin" / "llama-server"
 
 
 def model_file() -> Path:
-    return Path(os.environ.get("LLMBENCH_LOCAL_MODEL", paths.cache_home() / "models" / MODEL_FILE))
+    return settings("local_model").local_model or paths.cache_home() / "models" / MODEL_FILE
 
 
 def free_port() -> int:
@@ -257,7 +258,7 @@ def _check_verified(binary: Path) -> None:
     """The cached binary must have passed its smoke check on this CPU (scripts/get_local_server.sh
     writes verified-<cpu fingerprint> beside it): a binary copied from another machine can crash at
     the first decode. A binary named by LLMBENCH_LLAMA_SERVER is the caller's responsibility."""
-    if "LLMBENCH_LLAMA_SERVER" in os.environ:
+    if settings("llama_server").llama_server is not None:
         return
     # bin/llama-server links to the keyed build; the mark lies beside that build.
     built = binary.parent / os.readlink(binary) if binary.is_symlink() else binary

@@ -22,6 +22,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from llmbench.errors import LlmbenchError
+
 SMOKE_TOKENS = 8
 # CPU flags worth naming when a binary crashes: the instruction sets llama.cpp's kernels use.
 ISA_FLAGS = (
@@ -46,7 +48,7 @@ ISA_FLAGS = (
 )
 
 
-class SmokeFailed(Exception):
+class SmokeFailed(LlmbenchError):
     """The binary crashed, hung or answered wrongly; the message is one line."""
 
 

@@ -1,0 +1,111 @@
+"""`llmbench plan`: resolve a config and Params into targets, each with its checks and estimated
+cost, or say in one line what is wrong (ConfigError, exit status 2)."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from llmbench.cli.output import ints
+
+
+def add_parser(sub: Any) -> None:
+    pl = sub.add_parser("plan", help="resolve a config and Params into targets, or say what is wrong")
+    pl.add_argument("--config", default="local")
+    pl.add_argument("--date", default=date.today().isoformat())
+    pl.add_argument("--targets", type=lambda s: [x for x in s.split(",") if x])
+    pl.add_argument("--concurrency", type=ints)
+    pl.add_argument("--requests-per-level", type=int)
+    pl.set_defaults(func=run)
+
+
+def price_label(price) -> str:
+    """A target's price as the plan prints it: $/hour, $/M input and output tokens, or none."""
+    if price.basis == "per_hour":
+        return f"${price.usd_per_hour:.4f}/h"
+    if price.basis == "per_token":
+        return f"${price.usd_per_m_input_tokens:g}/${price.usd_per_m_output_tokens:g} per M"
+    return "no price"
+
+
+def price_basis_line(basis: str, input_mean: float, output_mean: float) -> str:
+    """What the run's $/M figures count (config `price_basis`), as the plan prints it."""
+    ratio = (input_mean + output_mean) / output_mean if output_mean else 1.0
+    if basis == "total":
+        return (
+            f"price basis: $/M total tokens (input + output: ~{input_mean:.0f} + ~{output_mean:.0f} per request), "
+            f"which ranks best_under_slo and heads the report; {ratio:.2f}x the tokens, so ~1/{ratio:.2f} of $/M "
+            "per output token (also on every row)"
+        )
+    return (
+        f"price basis: $/M output tokens, which ranks best_under_slo and heads the report; $/M total tokens "
+        f"(~{input_mean:.0f} in + ~{output_mean:.0f} out per request) is on every row too"
+    )
+
+
+def _usd(usd: float | None) -> str:
+    """An estimated cost: cents for most targets, more digits below a cent (per-token APIs)."""
+    if usd is None:
+        return "-"
+    return f"{usd:.2f}" if usd >= 0.01 or usd == 0 else f"{usd:.4f}"
+
+
+def run(a: argparse.Namespace) -> int:
+    from llmbench.planning.plan import plan_checked
+
+    params = {"targets": a.targets or [], "concurrency": a.concurrency or []}
+    if a.requests_per_level is not None:
+        params["requests_per_level"] = a.requests_per_level
+    with tempfile.TemporaryDirectory() as tmp:  # a dry plan leaves no run folder behind
+        planned, checks = plan_checked(a.config, a.date, params, runs_root=Path(tmp))  # ConfigError: exit 2
+    from llmbench.schemas.workload import length_mean, length_range
+
+    w = planned.targets[0].workload
+
+    def tokens(spec) -> str:  # "128", or "~1000 (700-1300)" for a distribution
+        lo, hi = length_range(spec)
+        return str(lo) if lo == hi else f"~{length_mean(spec):.0f} ({lo}-{hi})"
+
+    prefix = f" + {w.shared_prefix_tokens} shared prefix" if w.shared_prefix_tokens else ""
+    print(
+        f"run key {planned.run_key} ({', '.join(planned.backends)}): {len(planned.targets)} target(s), concurrency "
+        f"{w.concurrency}, {w.requests_per_level} requests/level, {tokens(w.input_tokens)} in{prefix}"
+        f" / {tokens(w.output_tokens)} out; every check passed"
+    )
+    print(
+        price_basis_line(
+            planned.price_basis, length_mean(w.input_tokens) + w.shared_prefix_tokens, length_mean(w.output_tokens)
+        )
+    )
+    for t in planned.targets:
+        print(f"\n  {t.target_id} ({t.backend_kind}, {t.region}): {t.label}")
+        for outcome in checks[t.target_id]:
+            print(f"    {outcome}")
+        cost = f"${_usd(t.estimated_usd)}" if t.estimated_usd is not None else "- (no price)"
+        basis = {"per_hour": "endpoint-hours x $/h", "per_token": "tokens at list price", "none": "no price"}
+        print(f"    estimated cost: {cost} ({basis[t.price.basis]})")
+    print()
+    print(
+        f"  {'target':<24} {'backend':<9} {'instance':<18} {'serving':<26} {'prec':<6} {'price':>20} "
+        f"{'roofline tok/s':>14} {'est. hours':>10} {'est. $':>8}"
+    )
+    for t in planned.targets:
+        roof = f"{t.roofline_tokens_per_s:.0f}" if t.roofline_tokens_per_s else "-"
+        usd = f"{_usd(t.estimated_usd):>8}"
+        print(
+            f"  {t.target_id:<24} {t.backend_kind:<9} {t.instance_type:<18} {t.serving_config:<26} "
+            f"{t.precision:<6} {price_label(t.price):>20} {roof:>14} {t.estimated_endpoint_hours:>10.2f} {usd}"
+        )
+    unpriced = [t.target_id for t in planned.targets if t.estimated_usd is None]
+    print(
+        f"  estimated total: {planned.estimated_endpoint_hours:.2f} endpoint-hours, ${planned.estimated_usd:.2f} "
+        "(deploy + InService + warm-up + sweep at 60 % of the bandwidth roofline; per-token targets: "
+        "every request's tokens at list price; an estimate, not a quote)"
+        + (f"; without {', '.join(unpriced)} (no price)" if unpriced else "")
+    )
+    for warning in planned.warnings:
+        print(f"  WARNING {warning}")
+    return 0
