@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmbench import paths
+from llmbench.redaction import for_terminal, redact
 
 if TYPE_CHECKING:
     from llmbench.schemas.workload import Workload
@@ -43,9 +44,15 @@ def _ints(s: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {s!r}") from None
 
 
+def _safe(text: object) -> str:
+    """Text for the terminal: no credentials, and a server's control characters (ESC sequences,
+    OSC 52 clipboard writes, carriage returns) shown escaped, never acted on."""
+    return for_terminal(redact(str(text)))
+
+
 def _say(msg: str) -> None:
     stamp = datetime.now().strftime("%H:%M:%S")
-    print(f"[{stamp}] {msg}", file=sys.stderr, flush=True)
+    print(f"[{stamp}] {_safe(msg)}", file=sys.stderr, flush=True)
 
 
 LEVEL_COLUMNS = [
@@ -184,7 +191,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         run_warmup(endpoint, workload, progress=_say, out_dir=out)
         result = run_sweep(endpoint, workload, out, progress=_say)
     except (DeployError, RuntimeError) as e:  # not reachable, not ready, or every warm-up request failed
-        print(f"llmbench sweep: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        # the first line by "\n" only: splitlines() also cuts at a server's \r, hiding what follows it
+        print(f"llmbench sweep: {_safe(str(e).split(chr(10))[0]) if str(e) else type(e).__name__}", file=sys.stderr)
         return 1
     finally:
         if handle is not None:
@@ -448,7 +456,7 @@ def cmd_show(a: argparse.Namespace) -> int:
         return _show(a)
     except Exception as e:  # noqa: BLE001 (a warehouse that cannot be read: one line, not a traceback)
         why = str(e).splitlines()[0] if str(e) else ""
-        print(f"llmbench show: cannot read the warehouse: {type(e).__name__}: {why}", file=sys.stderr)
+        print(f"llmbench show: cannot read the warehouse: {type(e).__name__}: {_safe(why)}", file=sys.stderr)
         return 1
 
 
@@ -501,7 +509,7 @@ def _show(a: argparse.Namespace) -> int:
     _print_frame(pp, PRICE_COLUMNS)
     for t in targets.to_dict("records"):
         if t["status"] != "succeeded":
-            print(f"\nFAILED {t['target_id']} at {t['failed_stage']}: {t['error']}")
+            print(f"\nFAILED {t['target_id']} at {t['failed_stage']}: {_safe(t['error'])}")
     print(f"\nwarehouse:          {warehouse.redact(db)}")
     print(f"raw results:        {run['run_dir']}")
     print(
@@ -537,7 +545,7 @@ def cmd_publish(a: argparse.Namespace) -> int:
             out = publish(str(run_dir))
             written, where = out["rows"], out["warehouse"]
     except Exception as e:  # noqa: BLE001 (one clear line for the operator, not a traceback)
-        print(f"llmbench publish: failed, the warehouse is unchanged: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"llmbench publish: failed, the warehouse is unchanged: {type(e).__name__}: {_safe(e)}", file=sys.stderr)
         return 1
     print(f"published {run_dir} to {where}: {written}")
     return 0
@@ -580,7 +588,7 @@ def cmd_reprocess(a: argparse.Namespace) -> int:
         outcomes = reprocess_range(target, date_from, date_to, a.config, a.prices, progress=_say)
     except Exception as e:  # noqa: BLE001 (the warehouse or a run failed: one line; published runs stay)
         print(
-            f"llmbench reprocess: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+            f"llmbench reprocess: failed: {type(e).__name__}: {_safe(str(e).splitlines()[0]) if str(e) else ''}",
             file=sys.stderr,
         )
         return 1
