@@ -3,7 +3,7 @@ builder process, recordworker): AWS event-stream frames decoded (SageMaker's pay
 Bedrock ConverseStream's JSON events), SSE or JSON lines split and parsed, timings computed
 (metrics), the record built (records.RequestRecord).
 
-Imports metrics and records, and botocore's event-stream decoder when a response needs it; never
+Imports metrics, records and redaction, and botocore's event-stream decoder when a response needs it; never
 the load generator or the sweep.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmbench.analysis import metrics
+from llmbench.redaction import redact
 from llmbench.schemas.records import RequestRecord
 
 
@@ -353,7 +354,8 @@ def build_record(
         worker=worker,
         ok=error_kind is None,
         error_kind=error_kind,
-        error_detail=error_detail,
+        # a server (or a proxy) may echo the request's Authorization header in its error body
+        error_detail=redact(error_detail) if error_detail else error_detail,
         http_status=http_status,
         send_ns=send_ns,
         first_content_ns=parse.content_ns[0] if parse.content_ns else None,

@@ -83,6 +83,8 @@ CASES = [
     ("Content-Length -3", _sse(*_content(), FINISH, length=b"-3"), "stream_error"),
     ("HTTP status 99999999999", _sse(*_content(), FINISH, status=b"99999999999 OK"), "stream_error"),
     ("HTTP status 2000", _sse(*_content(), FINISH, status=b"2000 OK"), "stream_error"),
+    ("a 401 echoing the key", b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 58\r\nConnection: close\r\n\r\n"
+     b"bad key in 'Authorization: Bearer sk-h26aECHOED0123456789'", "http_status"),
 ]
 
 
@@ -124,6 +126,8 @@ def test_every_malformed_response_is_one_failed_record_with_its_kind_and_every_r
     assert table.num_rows == len(CASES)
     ok = [r for r in records if r.ok]
     assert len(ok) == 1 and ok[0].output_tokens == 3 and ok[0].input_tokens == 30
+    echoed = next(r for r in records if r.http_status == 401)
+    assert echoed.error_detail == "HTTP 401: bad key in 'Authorization: Bearer ***'"  # the table holds no key
     for r in records:
         if not r.ok:
             assert r.error_detail  # says why
