@@ -79,7 +79,9 @@ def classify(
     if ended == "timeout":
         return resp.status, first_bytes(resp.body, FAILED_KEEP_BYTES), "timeout", detail
     if resp.status is None:
-        return None, [], "connection" if not reads else "stream_error", (detail or resp.error or "")[:300]
+        # what was wrong with the head first (a bad status line), then how the connection ended
+        why = "; ".join(x for x in (resp.error if reads else None, detail) if x)
+        return None, [], "connection" if not reads else "stream_error", why[:300]
     if resp.status != 200:
         text = b"".join(d for _, d in resp.body)[:300].decode("utf-8", "replace")
         return resp.status, [], "http_status", f"HTTP {resp.status}: {text}"

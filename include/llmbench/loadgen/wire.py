@@ -284,16 +284,21 @@ def check_usage(
             return None, None, "malformed_chunk", f"usage {name} is {type(raw).__name__} {json.dumps(raw)[:60]}"
     why = None
     if out is not None:
-        if not 0 <= out <= INT32_MAX:
+        if out < 0:
             why = f"completion_tokens {out}"
         elif max_tokens is not None and out > max_tokens:
             why = f"completion_tokens {out} > max_tokens {max_tokens}"
+        elif out > INT32_MAX:
+            why = f"completion_tokens {out}"
         elif out < content_chunks:
             why = f"completion_tokens {out} < the {content_chunks} content chunks that arrived"
     if why is None and inp is not None:
         bound = INT32_MAX if request_bytes is None else request_bytes + TEMPLATE_TOKENS_ALLOWANCE
         if not 0 <= inp <= min(bound, INT32_MAX):
-            why = f"prompt_tokens {inp}" + (f" > the request's {request_bytes} bytes" if inp > 0 else "")
+            over = inp > 0 and request_bytes is not None
+            why = f"prompt_tokens {inp}" + (
+                f" > the request's {request_bytes} bytes + {TEMPLATE_TOKENS_ALLOWANCE}" if over else ""
+            )
     if why is not None:
         return None, None, "implausible_usage", f"the server reported {why}"
     return out, inp, None, None

@@ -126,6 +126,12 @@ def test_every_malformed_response_is_one_failed_record_with_its_kind_and_every_r
     assert table.num_rows == len(CASES)
     ok = [r for r in records if r.ok]
     assert len(ok) == 1 and ok[0].output_tokens == 3 and ok[0].input_tokens == 30
+    detail = {name: r.error_detail for (name, _, _), r in zip(CASES, sorted(records, key=lambda r: r.request_index),
+                                                              strict=True)}
+    assert detail["10^12 completion_tokens, max_tokens 8, nine chunks"] == (
+        "the server reported completion_tokens 1000000000000 > max_tokens 8")
+    assert detail["10^12 prompt_tokens"].startswith("the server reported prompt_tokens 1000000000000 > the request's ")
+    assert detail["HTTP status 99999999999"].startswith("bad status line 'HTTP/1.1 99999999999 OK'")
     echoed = next(r for r in records if r.http_status == 401)
     assert echoed.error_detail == "HTTP 401: bad key in 'Authorization: Bearer ***'"  # the table holds no key
     for r in records:
