@@ -51,7 +51,11 @@ def backend_kwargs(target: Any) -> dict[str, Any]:
     if isinstance(backend, OpenAITarget) and backend.api_key_conn_id:
         from airflow.sdk import BaseHook
 
-        return {"api_key": BaseHook.get_connection(backend.api_key_conn_id).password}
+        # the connection's name goes along so that a key the backend refuses is named by it
+        return {
+            "api_key": BaseHook.get_connection(backend.api_key_conn_id).password,
+            "api_key_conn_id": backend.api_key_conn_id,
+        }
     return {}
 
 
@@ -185,11 +189,14 @@ def alert_on_failure(context: dict[str, Any]) -> None:
 
     from airflow.sdk import BaseHook
 
+    from llmbench.redaction import redact
+
     ti: Any = context.get("ti") or context.get("task_instance")
     exc = context.get("exception")
+    # redacted: an exception's text may quote an API key or a DSN's password (a webhook is no vault)
     alert = {
         "text": f"llmbench: {ti.dag_id}.{ti.task_id} failed in run {ti.run_id}: {type(exc).__name__ if exc else ''}"
-        f" {str(exc)[:500] if exc else ''}".strip(),
+        f" {redact(str(exc))[:500] if exc else ''}".strip(),
         "dag_id": ti.dag_id,
         "task_id": ti.task_id,
         "map_index": ti.map_index,

@@ -4,6 +4,7 @@ The library behind the Airflow DAGs. It imports no Airflow: every task calls a f
 Its subpackages, from the bottom up (a package imports only packages below it; tests/unit/test_layers.py):
 
   paths, lifetime   where files live; processes that die with their parent
+  redaction         secrets out of error text, control characters out of what a terminal shows
   schemas           typed shapes only: workload, SLO, targets and plan, request records
   analysis          pure definitions: metrics, pricing arithmetic
   warehouse         connect, migrate, publish, query (migrations/*.sql as package data)

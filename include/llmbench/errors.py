@@ -28,9 +28,10 @@ class LlmbenchError(Exception):
 
 
 def one_line(e: BaseException) -> str:
-    """An exception's message as one line: its first line, or its class name when it has none."""
+    """An exception's message as one line: its first line, or its class name when it has none. Cut
+    at "\n" only: splitlines() also cuts at a lone "\r" a server's text may hold, hiding what follows."""
     text = str(e)
-    return text.strip().splitlines()[0] if text.strip() else type(e).__name__
+    return text.strip().split("\n")[0].rstrip("\r") if text.strip() else type(e).__name__
 
 
 class InputError(LlmbenchError):

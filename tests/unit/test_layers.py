@@ -79,7 +79,7 @@ def test_every_module_imports_alone_and_record_building_never_loads_the_load_gen
 # never one after it (lazy imports inside functions count too). `testing` (servers for tests and
 # benchmarks) may import anything and nothing imports it.
 LAYERS = (
-    ("llmbench", "paths", "lifetime", "errors", "settings"),  # the foundation: no llmbench imports but these
+    ("llmbench", "paths", "lifetime", "errors", "settings", "redaction"),  # the foundation: no llmbench imports but these
     ("schemas",),
     ("analysis",),
     ("warehouse",),

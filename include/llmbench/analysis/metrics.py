@@ -32,6 +32,7 @@ ERROR_KINDS = (
     "truncated",
     "throttled",  # the service refused for rate (Bedrock: HTTP 429 or a throttlingException frame)
     "response_too_large",  # the response brought more than the workload's max_response_bytes
+    "implausible_usage",  # reported token counts that cannot be true (wire.check_usage); fails validation
 )
 NS_PER_MS = 1_000_000
 # A level's client is saturated when its load generator could not keep up: its processes kept the

@@ -25,7 +25,7 @@ import threading
 import time
 
 from llmbench.cli.commands import COMMANDS
-from llmbench.cli.output import say
+from llmbench.cli.output import safe, say
 from llmbench.errors import LlmbenchError, exit_status_help
 
 EXIT_CODES = exit_status_help()
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rc = a.func(a)
     except LlmbenchError as e:  # the command's refusal or failure: its exit status, one line
-        print(f"llmbench {a.command}: {e.line()}", file=sys.stderr)
+        print(f"llmbench {a.command}: {safe(e.line())}", file=sys.stderr)
         rc = e.exit_code
     except KeyboardInterrupt as e:
         signum = getattr(e, "signum", signal.SIGINT)

@@ -8,6 +8,7 @@ import sys
 from datetime import datetime
 
 from llmbench.errors import SomeRequestsFailed
+from llmbench.redaction import for_terminal, redact
 
 LEVEL_COLUMNS = [
     "arrival_rate_rps",
@@ -42,10 +43,16 @@ def ints(s: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {s!r}") from None
 
 
+def safe(text: object) -> str:
+    """Text for the terminal: no credentials, and a server's control characters (ESC sequences,
+    OSC 52 clipboard writes, carriage returns) shown escaped, never acted on."""
+    return for_terminal(redact(str(text)))
+
+
 def say(msg: str) -> None:
     """A progress line on stderr, "[hh:mm:ss] ..." (the one-line errors never start with "[")."""
     stamp = datetime.now().strftime("%H:%M:%S")
-    print(f"[{stamp}] {msg}", file=sys.stderr, flush=True)
+    print(f"[{stamp}] {safe(msg)}", file=sys.stderr, flush=True)
 
 
 def print_frame(df, columns: list[str]) -> None:

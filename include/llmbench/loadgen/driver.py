@@ -36,7 +36,7 @@ from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, Response
 from llmbench.loadgen.prompts import chat_request_body, converse_request_body, make_prompt
 from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, first_bytes
 from llmbench.schemas.records import RequestRecord
-from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, sample_length
+from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, length_range, sample_length
 
 OnRecord = Callable[[RequestRecord], None]
 
@@ -223,6 +223,7 @@ async def run_level(
     over = False  # open loop: no arrival is left
     deadline: float | None = None  # closed loop, timed: no request starts after it
     t0_ns = 0  # when the level began (set as it begins)
+    max_tokens = length_range(output_tokens)[1]  # no request of the level asks for more
 
     async def stream(w: int, builder: RecordBuilder) -> None:
         nonlocal over
@@ -277,6 +278,9 @@ async def run_level(
                     repeat=repeat,
                     arrival_rate_rps=rate,
                     send_retried=client.resent_last,
+                    # what the response's usage is checked against (wire.check_usage)
+                    max_tokens=max_tokens,
+                    request_bytes=len(payload),
                 )
             )
             idle.append(client)

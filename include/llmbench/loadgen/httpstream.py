@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import re
 import socket
 import ssl
 import struct
@@ -86,7 +87,8 @@ class Target:
 def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
     lines = raw.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+    # three ASCII digits (RFC 9110): "99999999999" or "２００" is no status (nor fits a record)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not _STATUS.fullmatch(parts[1]):
         raise ValueError(f"bad status line {lines[0][:80]!r}")
     headers: dict[str, str] = {}
     for line in lines[1:]:
@@ -96,11 +98,28 @@ def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
     return int(parts[1]), headers
 
 
+_STATUS = re.compile(r"[1-9][0-9]{2}")
+# int() takes "-5", "+5", " 5", "1_0" and "0x10" (base 16); HTTP's lengths and chunk sizes are bare digits.
+_DECIMAL = re.compile(rb"[0-9]{1,18}")
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+
+
+def _chunk_size(text: bytes) -> int | None:
+    """A chunk-size line's size (its extensions cut off), or None when it is not hex digits."""
+    text = text.split(b";", 1)[0].strip()
+    return int(text, 16) if _HEX.fullmatch(text) else None
+
+
 def _framing(headers: dict[str, str]) -> tuple[str, int]:
+    """How the body ends: chunked, after Content-Length bytes, or at close. ValueError for a
+    Content-Length that is not a number."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         return "chunked", 0
     if "content-length" in headers:
-        return "length", int(headers["content-length"])
+        length = headers["content-length"].encode("latin-1")
+        if not _DECIMAL.fullmatch(length):
+            raise ValueError(f"bad Content-Length {length[:20]!r}")
+        return "length", int(length)
     return "close", 0
 
 
@@ -118,11 +137,9 @@ def dechunk(pieces: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], b
                 eol = buf.find(b"\r\n")
                 if eol < 0:
                     break
-                size_text = buf[:eol].split(b";", 1)[0].strip()
-                try:
-                    size = int(size_text, 16)
-                except ValueError:
-                    return out, False, f"bad chunk size {size_text[:20]!r}"
+                size = _chunk_size(buf[:eol])
+                if size is None:
+                    return out, False, f"bad chunk size {buf[:eol][:20]!r}"
                 if size == 0:
                     if got:
                         out.append((t_ns, b"".join(got)))
@@ -157,11 +174,11 @@ def decode_response(reads: list[tuple[int, bytes]]) -> Response:
             continue
         try:
             status, headers = _parse_head(raw[:end])
+            kind, length = _framing(headers)
         except ValueError as e:
             return Response(None, {}, [], False, str(e))
         rest = raw[end + 4 :]
         body_reads = ([(t_ns, rest)] if rest else []) + reads[i + 1 :]
-        kind, length = _framing(headers)
         if kind == "chunked":
             body, complete, error = dechunk(body_reads)
             return Response(status, headers, body, complete, error)
@@ -288,12 +305,10 @@ class ChunkScan:
                 self.line = buf
                 return len(buf) > 1024  # no chunk size line is this long
             consumed = eol + 2 - len(self.line)  # of this read
-            size_text = buf[:eol].split(b";", 1)[0].strip()
+            size = _chunk_size(buf[:eol])
             self.line = b""
             pos += consumed
-            try:
-                size = int(size_text, 16)
-            except ValueError:
+            if size is None:
                 return True
             if size == 0:
                 self.trailers = True

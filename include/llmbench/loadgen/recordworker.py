@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from llmbench.loadgen.httpstream import decode_response
-from llmbench.schemas.records import RequestRecord
+from llmbench.schemas.records import RequestRecord, schema_problem
 
 _LEN = struct.Struct("!I")
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux
@@ -79,7 +79,9 @@ def classify(
     if ended == "timeout":
         return resp.status, first_bytes(resp.body, FAILED_KEEP_BYTES), "timeout", detail
     if resp.status is None:
-        return None, [], "connection" if not reads else "stream_error", (detail or resp.error or "")[:300]
+        # what was wrong with the head first (a bad status line), then how the connection ended
+        why = "; ".join(x for x in (resp.error if reads else None, detail) if x)
+        return None, [], "connection" if not reads else "stream_error", why[:300]
     if resp.status != 200:
         text = b"".join(d for _, d in resp.body)[:300].decode("utf-8", "replace")
         return resp.status, [], "http_status", f"HTTP {resp.status}: {text}"
@@ -99,6 +101,25 @@ def capture_to_record_args(capture: dict[str, Any]) -> dict[str, Any]:
     reads, ended, detail = args.pop("reads"), args.pop("ended"), args.pop("ended_detail", None)
     args["http_status"], args["lines"], args["error_kind"], args["error_detail"] = classify(reads, ended, detail)
     return args
+
+
+def build(capture: dict[str, Any]) -> RequestRecord:
+    """One capture's record, always: a response no rule of classify or wire.build_record foresaw
+    (an exception, or a record that would not fit request_schema) becomes a failed record
+    (malformed_chunk, naming what went wrong) instead of ending the record builder and the sweep
+    with it."""
+    from llmbench.loadgen.wire import build_record  # here, not at the top: the loop's process never needs it
+
+    try:
+        record = build_record(**capture_to_record_args(capture))
+        why = schema_problem(record)
+    except Exception as e:  # noqa: BLE001 (whatever a server sent: one failed record, never a dead sweep)
+        why = f"{type(e).__name__}: {e}"
+    if why is None:
+        return record
+    args = {k: v for k, v in capture.items() if k not in ("reads", "ended", "ended_detail", "lines")}
+    args.update(http_status=None, lines=[], error_kind="malformed_chunk", error_detail=f"record not built: {why}"[:300])
+    return build_record(**args)
 
 
 def _frame(obj: Any) -> bytes:
@@ -229,7 +250,7 @@ def main() -> None:
 def _serve() -> None:
     import time
 
-    from llmbench.loadgen.wire import build_record
+    import llmbench.loadgen.wire  # noqa: F401 (imported before the CPU clock starts, used by build)
 
     try:  # yield the core to the load generator whenever it has anything to do
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
@@ -249,7 +270,7 @@ def _serve() -> None:
         capture = pickle.loads(src.read(_LEN.unpack(head)[0]))
         if capture is None:
             break
-        dst.write(_frame(build_record(**capture_to_record_args(capture)).values()))
+        dst.write(_frame(build(capture).values()))
         dst.flush()
     dst.write(_frame({"cpu_s": time.process_time() - cpu0}))
     dst.flush()

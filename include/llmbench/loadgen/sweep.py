@@ -30,7 +30,7 @@ from llmbench.loadgen.driver import (
     run_level_split,
     run_loop,
 )
-from llmbench.schemas.records import RequestRecord, request_schema, to_table
+from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.workload import Workload
 
@@ -297,15 +297,22 @@ def records_by_level(records: list[RequestRecord]) -> dict[tuple[float, int], li
 
 
 def read_jsonl_records(jsonl_path: Path) -> tuple[list[RequestRecord], int]:
-    """(every whole record of a requests.jsonl, lines skipped): a last line cut by a kill is skipped."""
+    """(every whole record of a requests.jsonl, lines skipped): a last line cut by a kill is skipped,
+    and so is a record that does not fit the requests table (written before the record builder
+    checked every record: a server's 10^12 token count would end the rebuild as it ended the sweep)."""
     records: list[RequestRecord] = []
     skipped = 0
     with jsonl_path.open() as f:
         for line in f:
             try:
-                records.append(RequestRecord.from_row(json.loads(line)))
+                record = RequestRecord.from_row(json.loads(line))
             except (ValueError, KeyError, TypeError):
                 skipped += 1
+                continue
+            if schema_problem(record) is not None:
+                skipped += 1
+                continue
+            records.append(record)
     return records, skipped
 
 

@@ -3,7 +3,7 @@ builder process, recordworker): AWS event-stream frames decoded (SageMaker's pay
 Bedrock ConverseStream's JSON events), SSE or JSON lines split and parsed, timings computed
 (metrics), the record built (records.RequestRecord).
 
-Imports metrics and records, and botocore's event-stream decoder when a response needs it; never
+Imports metrics, records and redaction, and botocore's event-stream decoder when a response needs it; never
 the load generator or the sweep.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmbench.analysis import metrics
+from llmbench.redaction import redact
 from llmbench.schemas.records import RequestRecord
 
 
@@ -108,9 +109,15 @@ def decode_converse(chunks: list[tuple[int, bytes]]) -> StreamParse:
                     return parse
                 elif event == "messageStop":
                     reason = json.loads(msg.payload).get("stopReason")
+                    if reason and not isinstance(reason, str):
+                        _misshapen(parse, "stopReason", reason)
+                        return parse
                     parse.finish_reason = CONVERSE_FINISH.get(reason, reason) if reason else None
                 elif event == "metadata":
                     usage = json.loads(msg.payload).get("usage") or {}
+                    if not isinstance(usage, dict):
+                        _misshapen(parse, "usage", usage)
+                        return parse
                     parse.usage = {
                         "prompt_tokens": usage.get("inputTokens"),
                         "completion_tokens": usage.get("outputTokens"),
@@ -118,9 +125,9 @@ def decode_converse(chunks: list[tuple[int, bytes]]) -> StreamParse:
     except ParserError as e:
         parse.error_kind = "stream_error"
         parse.error_detail = f"event-stream frame rejected: {type(e).__name__}: {e}"[:300]
-    except ValueError as e:  # an event whose payload is not JSON
+    except (ValueError, TypeError, AttributeError) as e:  # a payload that is not JSON, or not an object
         parse.error_kind = "malformed_chunk"
-        parse.error_detail = f"ConverseStream event payload: {e}"[:300]
+        parse.error_detail = f"ConverseStream event payload: {type(e).__name__}: {e}"[:300]
     return parse
 
 
@@ -155,20 +162,41 @@ def parse_openai_sse(lines: list[tuple[int, bytes]]) -> StreamParse:
     return parse
 
 
+def _misshapen(parse: StreamParse, what: str, value: Any) -> bool:
+    """A chunk that parsed but is not the shape the API defines: the record fails with
+    malformed_chunk (never an exception: one bad response is one failed record)."""
+    parse.error_kind = "malformed_chunk"
+    parse.error_detail = f"{what} is {type(value).__name__} {json.dumps(value)[:120]}, not the API's shape"
+    return False
+
+
 def _take_chunk(parse: StreamParse, t_ns: int, chunk: dict[str, Any]) -> bool:
     """Fold one OpenAI chat-completion chunk (arrived at t_ns) into `parse`; False (with the
-    error set) when the chunk is an error event."""
+    error set) when the chunk is an error event or not the shape of a chunk."""
     if "error" in chunk:
         parse.error_kind, parse.error_detail = "stream_error", json.dumps(chunk["error"])[:200]
         return False
-    if chunk.get("usage"):
-        parse.usage = chunk["usage"]
-    for choice in chunk.get("choices") or []:
+    usage = chunk.get("usage")
+    if usage:
+        if not isinstance(usage, dict):
+            return _misshapen(parse, "usage", usage)
+        parse.usage = usage
+    choices = chunk.get("choices") or []
+    if not isinstance(choices, list):
+        return _misshapen(parse, "choices", choices)
+    for choice in choices:
+        if not isinstance(choice, dict):
+            return _misshapen(parse, "a choice", choice)
         delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            return _misshapen(parse, "delta", delta)
         if delta.get("content"):
             parse.content_ns.append(t_ns)
-        if choice.get("finish_reason"):
-            parse.finish_reason = choice["finish_reason"]
+        finish = choice.get("finish_reason")
+        if finish:
+            if not isinstance(finish, str):
+                return _misshapen(parse, "finish_reason", finish)
+            parse.finish_reason = finish
     return True
 
 
@@ -190,11 +218,18 @@ def _parse_lines(lines: list[tuple[int, bytes]]) -> StreamParse:
                 obj = json.loads(line)
             except ValueError:
                 return malformed(line)
+            if not isinstance(obj, dict):
+                return malformed(line)
             token = obj.get("token") or {}
+            details = obj.get("details") or {}
+            if not isinstance(token, dict) or not isinstance(details, dict):
+                return malformed(line)
             if token.get("text") and not token.get("special"):
                 parse.content_ns.append(t_ns)
-            details = obj.get("details") or {}
             if details.get("finish_reason"):
+                if not isinstance(details["finish_reason"], str):
+                    _misshapen(parse, "finish_reason", details["finish_reason"])
+                    return parse
                 parse.finish_reason = details["finish_reason"]
                 if details.get("generated_tokens") is not None:
                     parse.usage = {"completion_tokens": details["generated_tokens"]}
@@ -215,6 +250,60 @@ def _parse_lines(lines: list[tuple[int, bytes]]) -> StreamParse:
     return parse
 
 
+# Bounds on a response's reported token counts. A prompt is never more tokens than its request
+# has bytes, plus what a chat template adds (a default system prompt, role markers: tens of tokens;
+# this allows for far more); no count exceeds a record's int32 columns.
+TEMPLATE_TOKENS_ALLOWANCE = 1024
+INT32_MAX = 2**31 - 1
+
+
+def _whole(value: Any) -> int | None:
+    """A JSON count as an int: ints, and floats with a whole finite value (8.0); None otherwise
+    (a string, a list, NaN, true)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def check_usage(
+    usage: dict[str, Any], content_chunks: int, max_tokens: int | None, request_bytes: int | None
+) -> tuple[int | None, int | None, str | None, str | None]:
+    """A response's reported usage against what its request asked for and what arrived:
+    (completion_tokens, prompt_tokens, error_kind, error_detail). A count that is not a whole
+    number is malformed_chunk; one that cannot be true is implausible_usage: negative, more output
+    tokens than max_tokens allowed, fewer than the content chunks that arrived (each carried at
+    least one), more prompt tokens than the request could hold, or beyond int32."""
+    raw_out, raw_in = usage.get("completion_tokens"), usage.get("prompt_tokens")
+    out, inp = _whole(raw_out), _whole(raw_in)
+    for name, raw, v in (("completion_tokens", raw_out, out), ("prompt_tokens", raw_in, inp)):
+        if raw is not None and v is None:
+            return None, None, "malformed_chunk", f"usage {name} is {type(raw).__name__} {json.dumps(raw)[:60]}"
+    why = None
+    if out is not None:
+        if out < 0:
+            why = f"completion_tokens {out}"
+        elif max_tokens is not None and out > max_tokens:
+            why = f"completion_tokens {out} > max_tokens {max_tokens}"
+        elif out > INT32_MAX:
+            why = f"completion_tokens {out}"
+        elif out < content_chunks:
+            why = f"completion_tokens {out} < the {content_chunks} content chunks that arrived"
+    if why is None and inp is not None:
+        bound = INT32_MAX if request_bytes is None else request_bytes + TEMPLATE_TOKENS_ALLOWANCE
+        if not 0 <= inp <= min(bound, INT32_MAX):
+            over = inp > 0 and request_bytes is not None
+            why = f"prompt_tokens {inp}" + (
+                f" > the request's {request_bytes} bytes + {TEMPLATE_TOKENS_ALLOWANCE}" if over else ""
+            )
+    if why is not None:
+        return None, None, "implausible_usage", f"the server reported {why}"
+    return out, inp, None, None
+
+
 def build_record(
     *,
     concurrency: int,
@@ -231,10 +320,13 @@ def build_record(
     repeat: int = 0,
     arrival_rate_rps: float = 0.0,
     send_retried: bool = False,
+    max_tokens: int | None = None,
+    request_bytes: int | None = None,
 ) -> RequestRecord:
     """One request's record from what the hot path captured: the response's bytes as read (SSE;
     for wire "sagemaker" event-stream frames around them; for wire "bedrock" ConverseStream
-    events)."""
+    events). max_tokens (the most its request may have asked for) and request_bytes (its body's
+    size) bound the usage it may report (check_usage); None: unknown (an older capture)."""
     if wire == "bedrock" and error_kind == "http_status" and http_status == 429:
         error_kind = "throttled"  # ThrottlingException before the stream (http_status stays 429)
     if wire == "sagemaker" and error_kind is None:
@@ -251,9 +343,13 @@ def build_record(
         error_kind, error_detail = "empty_response", "stream carried no generated content"
     if error_kind is None and parse.finish_reason is None:
         error_kind, error_detail = "truncated", "stream ended without a finish reason"
-    usage = parse.usage or {}
-    if usage.get("completion_tokens") is not None:
-        output_tokens, source = int(usage["completion_tokens"]), "usage"
+    reported_out, input_tokens, usage_kind, usage_detail = check_usage(
+        parse.usage or {}, len(parse.content_ns), max_tokens, request_bytes
+    )
+    if error_kind is None and usage_kind is not None:
+        error_kind, error_detail = usage_kind, usage_detail
+    if reported_out is not None:
+        output_tokens, source = reported_out, "usage"
     else:
         output_tokens, source = len(parse.content_ns), "counted"
     timings = metrics.request_timings(send_ns, parse.content_ns, end_ns, output_tokens)
@@ -263,7 +359,8 @@ def build_record(
         worker=worker,
         ok=error_kind is None,
         error_kind=error_kind,
-        error_detail=error_detail,
+        # a server (or a proxy) may echo the request's Authorization header in its error body
+        error_detail=redact(error_detail) if error_detail else error_detail,
         http_status=http_status,
         send_ns=send_ns,
         first_content_ns=parse.content_ns[0] if parse.content_ns else None,
@@ -277,7 +374,7 @@ def build_record(
         output_tokens=output_tokens,
         output_tokens_source=source,
         output_tokens_counted=len(parse.content_ns),
-        input_tokens=usage.get("prompt_tokens"),
+        input_tokens=input_tokens,
         finish_reason=parse.finish_reason,
         repeat=repeat,
         arrival_rate_rps=arrival_rate_rps,

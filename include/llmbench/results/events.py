@@ -11,22 +11,25 @@ from datetime import UTC, datetime
 from typing import Any
 
 from llmbench import chaos
+from llmbench.redaction import redact
 from llmbench.schemas.targets import ResolvedTarget
 
 STAGES = ("deploy", "wait_ready", "warm_up", "sweep", "validate", "teardown")
 
 
 def record_event(target: ResolvedTarget, stage_name: str, status: str, **extra: Any) -> None:
+    """Append one event; its text values are redacted (an error may quote a key or a DSN)."""
     target.dir.mkdir(parents=True, exist_ok=True)
     at = datetime.now(UTC).isoformat()
+    extra = {k: redact(v) if isinstance(v, str) else v for k, v in extra.items()}
     with (target.dir / "events.jsonl").open("a") as f:
         f.write(json.dumps({"stage": stage_name, "status": status, "at": at, **extra}) + "\n")
 
 
 def record_failure(target: ResolvedTarget, stage_name: str, e: BaseException) -> None:
-    record_event(
-        target, stage_name, "failed", error=f"{type(e).__name__}: {e}"[:2000], traceback=traceback.format_exc()[-4000:]
-    )
+    # redacted before it is cut: a cut through a key would leave part of it
+    error, trace = redact(f"{type(e).__name__}: {e}"), redact(traceback.format_exc())
+    record_event(target, stage_name, "failed", error=error[:2000], traceback=trace[-4000:])
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from typing import Any
 
 from llmbench import __version__
 from llmbench.analysis import metrics, pricing
+from llmbench.redaction import redact
 from llmbench.results.codeversion import Computation
 from llmbench.results.events import read_events
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
@@ -36,7 +37,8 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
     if failed is None and not {"sweep", "validate"} <= finished:
         status, failed_stage, error = "failed", None, "did not run to the end (an upstream task failed or was skipped)"
     elif failed is not None:
-        status, failed_stage, error = "failed", failed["stage"], failed["error"]
+        # redacted again: events.jsonl written before redaction existed may hold a key
+        status, failed_stage, error = "failed", failed["stage"], redact(failed["error"])
     else:
         status, failed_stage, error = "succeeded", None, None
     price = target.price

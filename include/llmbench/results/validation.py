@@ -30,9 +30,11 @@ def _requests_suites(gxe) -> dict[str, list]:
                 column_A="e2e_ms", column_B="ttft_ms", or_equal=True, ignore_row_if="either_value_is_missing"
             ),
         ],
-        # failed requests must say why
+        # failed requests must say why; a server that reported token counts which cannot be true
+        # (wire.check_usage) fails the target: its other counts are not to be trusted either
         "requests_failed": [
             gxe.ExpectColumnValuesToNotBeNull(column="error_kind"),
+            gxe.ExpectColumnValuesToNotBeInSet(column="error_kind", value_set=["implausible_usage"]),
         ],
     }
 

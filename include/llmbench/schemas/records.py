@@ -69,6 +69,35 @@ COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(RequestRecord))
 _values = attrgetter(*COLUMNS)
 
 
+_INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def schema_problem(record: RequestRecord) -> str | None:
+    """Why `record` would not fit request_schema (a value of the wrong type, an integer out of its
+    column's range, a missing value where the column is not nullable), or None when it fits.
+    Checked field by field, without pyarrow: what the record builder asks of every record."""
+    for f in fields(RequestRecord):
+        v, arrow = getattr(record, f.name), f.metadata["arrow"]
+        if v is None:
+            if "None" not in str(f.type):
+                return f"{f.name} is missing"
+            continue
+        if arrow in _INT_RANGE:
+            lo, hi = _INT_RANGE[arrow]
+            ok = type(v) is int and lo <= v <= hi
+        elif arrow == "float64":
+            ok = type(v) in (int, float)
+        elif arrow == "bool":
+            ok = type(v) is bool
+        elif arrow == "string":
+            ok = type(v) is str
+        else:  # list<float64>
+            ok = type(v) is list and all(type(x) in (int, float) for x in v)
+        if not ok:
+            return f"{f.name} {str(v)[:40]!r} is not {arrow}"
+    return None
+
+
 def request_schema():
     """The Parquet schema of requests.parquet, from the record's fields (explicit, so every level's
     batch has the same types whatever its values: a level with no failure still has a string

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
-from llmbench import paths
+from llmbench import paths, redaction
 from llmbench.errors import LlmbenchError
 from llmbench.settings import settings
 from llmbench.warehouse.schema import _in_transaction, migrate
@@ -37,8 +38,15 @@ def is_redshift(target: str | Path | None) -> bool:
 
 
 def redact(target: str | Path) -> str:
-    """A warehouse reference safe for logs and XCom: a DSN loses its user and password."""
-    return re.sub(r"^((?:postgres(?:ql)?|redshift)://)[^@/]*@", r"\1", str(target))
+    """A warehouse reference safe for logs and XCom: a DSN loses its user and password (a
+    `password=` parameter too)."""
+    return redaction.redact(re.sub(r"^((?:postgres(?:ql)?|redshift)://)[^@/]*@", r"\1", str(target)))
+
+
+def _dsn_passwords(dsn: str) -> list[str]:
+    """A DSN's password as written and percent-decoded (either may show up in libpq's errors)."""
+    m = re.match(r"^[a-z]+://[^@/]*?:([^@/]*)@", dsn)
+    return [m.group(1), unquote(m.group(1))] if m else []
 
 
 class WarehouseBusy(LlmbenchError, RuntimeError):
@@ -88,7 +96,13 @@ def connect(target: Path | str | None = None, lock_wait_s: float | None = None):
     if is_postgres(target):
         import psycopg
 
-        con = psycopg.connect(re.sub(r"^(postgres|redshift)://", "postgresql://", str(target)))
+        dsn = re.sub(r"^(postgres|redshift)://", "postgresql://", str(target))
+        try:
+            con = psycopg.connect(dsn)
+        except psycopg.Error as e:
+            # libpq quotes what it could not take, the password included ("invalid percent-encoded
+            # token: ..."): the error goes on redacted, its cause (which holds the text) dropped.
+            raise type(e)(redaction.redact(f"{redact(dsn)}: {e}", _dsn_passwords(dsn))) from None
         for attempt in range(3):
             try:
                 migrate(con, True, is_redshift(target))

@@ -5,14 +5,18 @@ from an Airflow connection) and is never part of the handle that travels through
 from __future__ import annotations
 
 import json
-import urllib.request
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from llmbench.backends import servermetrics
 from llmbench.backends.base import DeployError, Endpoint, EngineVersion, Handle, Readiness, Teardown, poll_until_ready
+from llmbench.redaction import add_secret
 from llmbench.schemas.targets import OpenAITarget, ResolvedTarget
+
+# What no HTTP header value may hold (CR and LF would start another header).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class OpenAIBackend:
@@ -21,7 +25,15 @@ class OpenAIBackend:
     creates_endpoint = False  # it runs before and after: no cold start of ours to time
     READY_TIMEOUT_S = 300.0
 
-    def __init__(self, api_key: str | None = None):
+    def __init__(self, api_key: str | None = None, api_key_conn_id: str | None = None):
+        # Masked in every error text, event and alert from now on (redaction.redact), and refused
+        # here if it cannot be a header: urllib's "Invalid header value" error quotes it whole.
+        add_secret(api_key)
+        if api_key and _CONTROL.search(api_key):
+            where = f"connection {api_key_conn_id!r}" if api_key_conn_id else "the API key"
+            raise DeployError(
+                f"{where}: the API key holds a control character (a newline pasted with it?); store it again without"
+            )
         self.api_key = api_key
 
     def _headers(self) -> dict[str, str]:
@@ -49,10 +61,8 @@ class OpenAIBackend:
         }
 
     def status(self, handle: Handle) -> Readiness:
-        req = urllib.request.Request(handle["base_url"] + "/models", headers=self._headers())
-        try:
-            with urllib.request.urlopen(req, timeout=5) as r:
-                body = r.read(1 << 20)
+        try:  # servermetrics.fetch: the key follows a redirect only to the same origin
+            body = servermetrics.fetch(handle["base_url"] + "/models", self._headers(), timeout_s=5)
         except OSError as e:
             return Readiness("pending", str(e))
         # Ready means an OpenAI model list, not any 200: a proxy's or a login page's HTML is not a server.

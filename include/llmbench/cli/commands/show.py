@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from llmbench.cli.output import print_frame
+from llmbench.cli.output import print_frame, safe
 from llmbench.errors import InputError, LlmbenchError, one_line
 
 PRICE_COLUMNS = [
@@ -88,7 +88,7 @@ def _show(a: argparse.Namespace) -> int:
     print_frame(pp, PRICE_COLUMNS)
     for t in targets.to_dict("records"):
         if t["status"] != "succeeded":
-            print(f"\nFAILED {t['target_id']} at {t['failed_stage']}: {t['error']}")
+            print(f"\nFAILED {t['target_id']} at {t['failed_stage']}: {safe(t['error'])}")
     print(f"\nwarehouse:          {warehouse.redact(db)}")
     print(f"raw results:        {run['run_dir']}")
     print(

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin
 
-from llmbench.cli.output import floats, ints
+from llmbench.cli.output import floats, ints, safe
 from llmbench.cli.output import say as _say
 from llmbench.cli.output import summarise as _summarise
 from llmbench.errors import InputError, LlmbenchError, one_line
@@ -295,10 +295,10 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
     try:
         signer = SigV4Signer(boto3.Session(region_name=a.region).get_credentials(), a.region)
     except ValueError as e:
-        print(f"llmbench sweep: {e}", file=sys.stderr)
+        print(f"llmbench sweep: {safe(e)}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 (no credentials, a bad profile: one line, not a traceback)
-        print(f"llmbench sweep: AWS credentials: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"llmbench sweep: AWS credentials: {type(e).__name__}: {safe(e)}", file=sys.stderr)
         return 1
     endpoint = Endpoint(
         url=runtime_url(a.region, a.endpoint, a.runtime_url),
@@ -311,6 +311,6 @@ def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Pa
     try:
         run_warmup(endpoint, workload, progress=_say, out_dir=out)
     except RuntimeError as e:
-        print(f"llmbench sweep: {e}", file=sys.stderr)
+        print(f"llmbench sweep: {safe(e)}", file=sys.stderr)
         return 1
     return _summarise(run_sweep(endpoint, workload, out, progress=_say))
