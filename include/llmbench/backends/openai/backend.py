@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from llmbench.backends import servermetrics
 from llmbench.backends.base import DeployError, Endpoint, EngineVersion, Handle, Readiness, Teardown, poll_until_ready
-from llmbench.schemas.targets import OpenAITarget, ResolvedTarget
+from llmbench.backends.openai.models import OpenAITarget
+from llmbench.schemas.targets import ResolvedTarget
 
 
 class OpenAIBackend:
