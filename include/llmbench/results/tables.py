@@ -450,9 +450,7 @@ def compare_paths(
         and t.price.usd_per_m_input_tokens is not None
         and t.price.usd_per_m_output_tokens is not None
     ]
-    by_path = {
-        (r["backend"], r["instance_type"], r["model"], r["concurrency"], r["arrival_rate_rps"]): r for r in prices
-    }
+    by_level = {(r["instance_type"], r["model"], r["concurrency"], r["arrival_rate_rps"]): r for r in prices}
     break_even = []
     for row in prices:
         row.update(
@@ -493,8 +491,8 @@ def compare_paths(
             )
         twin_of = registry.get(row["backend"]).unmanaged_twin
         twin = twin_of(row["instance_type"]) if twin_of else None
-        unmanaged = by_path.get((*twin, row["model"], row["concurrency"], row["arrival_rate_rps"])) if twin else None
-        if unmanaged is not None:
+        unmanaged = by_level.get((twin, row["model"], row["concurrency"], row["arrival_rate_rps"])) if twin else None
+        if unmanaged is not None and unmanaged["backend"] != row["backend"]:
             row["managed_overhead_ttft_ms_p50"] = _minus(row["ttft_ms_p50"], unmanaged["ttft_ms_p50"])
             row["managed_overhead_e2e_ms_p50"] = _minus(row["e2e_ms_p50"], unmanaged["e2e_ms_p50"])
     return break_even

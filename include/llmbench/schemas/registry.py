@@ -182,9 +182,9 @@ class BackendSpec:
     # An instance type's $/hour from a price list of its own (None: the catalog's), as
     # (usd_per_hour, source, date); called with (region, instance_type).
     listed_price: Callable[[str, str], tuple[float, str, str] | None] | None = None
-    # Where the same hardware runs unmanaged: (kind, its instance type) for one of ours, so a row
-    # can show what the managed path adds (results.tables); None where nothing compares.
-    unmanaged_twin: Callable[[str], tuple[str, str] | None] | None = None
+    # The instance type that is the same hardware run unmanaged (on whichever kind offers it), for
+    # one of ours, so a row can show what the managed path adds (results.tables); None: none.
+    unmanaged_twin: Callable[[str], str | None] | None = None
     # An Endpoint for an endpoint of this kind that already exists (the CLI's `sweep --backend`),
     # from (name, region, runtime URL override); nothing is deployed or deleted.
     existing_endpoint: Callable[[str, str, str | None], Any] | None = None

@@ -46,9 +46,9 @@ def listed_price(region: str, instance_type: str) -> tuple[float, str, str] | No
     )
 
 
-def unmanaged_twin(instance_type: str) -> tuple[str, str] | None:
-    """ml.<type> runs on the EC2 instance type <type>."""
-    return ("ec2", instance_type.removeprefix("ml.")) if instance_type.startswith("ml.") else None
+def unmanaged_twin(instance_type: str) -> str | None:
+    """ml.<type> is the hardware of the instance type <type>, run unmanaged."""
+    return instance_type.removeprefix("ml.") if instance_type.startswith("ml.") else None
 
 
 def existing_endpoint(name: str, region: str, runtime_url_override: str | None = None) -> Any:
