@@ -185,7 +185,9 @@ class ContainerImage(_Strict):
     gpu_archs: list[str]
     inference_ami_version: str | None = None
     source: str | None = None
-    platform: str  # the backend kind the image is for (catalog `platform`)
+    platform: str | None = (
+        None  # the backend kind the image is for (catalog `platform`; None: a plan.json from before it)
+    )
     cpu_archs: list[str] = Field(default_factory=lambda: ["x86_64"])  # host CPUs the image is built for
 
 
