@@ -8,13 +8,15 @@ checks its raw results are all there), every per-target group is skipped (nothin
 and price_performance recomputes its tables with today's code and config before publishing them
 under the same run key (llmbench.results.reprocess).
 
-The per-target chain exists once per backend kind, as mapped task groups `local`, `sagemaker`,
-`ec2`, `openai` and `bedrock`, because each needs its own capacity controls (a pool for the shared
-machine, serialised deploys and rescheduling waits for endpoints and instances that take minutes);
-one config may mix them, and a kind with no target in the run is skipped.
+The per-target chain exists once per registered backend kind (llmbench.schemas.registry), as a
+mapped task group named after the kind, because each needs its own capacity controls
+(BackendSpec.capacity: a pool for the shared machine, serialised deploys and rescheduling waits
+for endpoints and instances that take minutes); one config may mix them, and a kind with no target
+in the run is skipped.
 
 Wiring only: every task calls one function of llmbench.pipeline, imported inside the task so the
-scheduler parses this file without the library's heavy dependencies.
+scheduler parses this file without the library's heavy dependencies (the registry, read at parse
+time for the groups, is pydantic models and constants).
 """
 
 from __future__ import annotations
@@ -24,15 +26,10 @@ from datetime import timedelta
 import pendulum
 from airflow.sdk import Asset, Param, PokeReturnValue, dag, get_current_context, setup, task, task_group, teardown
 
+from llmbench import backends  # noqa: F401 (registers every built-in kind)
+from llmbench.schemas.registry import Capacity, specs
 from llmbench.settings import settings
 
-# Pools (created by `make airflow-db`, the tests and the compose init service from
-# deploy/pools.json). llmbench_local: one slot, since local targets share two cores and their
-# measurements must not overlap. llmbench_sagemaker_deploy: one slot, so that the check of an
-# instance type's endpoint quota and the create that follows it are atomic across workers.
-LOCAL_POOL = "llmbench_local"
-SAGEMAKER_DEPLOY_POOL = "llmbench_sagemaker_deploy"
-EC2_DEPLOY_POOL = "llmbench_ec2_deploy"  # the same for EC2 instance quotas
 # LLMBENCH_SCHEDULE=none: the DAG runs only when triggered (REST API, CLI). LLMBENCH_START_DATE:
 # the first date the schedule runs (a date in the future: only backfills and triggers run until
 # then; a backfill may cover any dates, before it too).
@@ -41,22 +38,14 @@ START_DATE = pendulum.parse(settings("start_date").start_date, tz="UTC")
 MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
-# backend kind -> (its pool, seconds between a waiting deploy's looks at capacity, seconds between
-# a waiting readiness check's looks; None: a plain task). A waiting task gives its worker slot (and
-# pool slot) back between looks. Local: a target's deploy waits until no other local target of the
-# run has a server alive, so two targets' servers never overlap (the pool alone serialises tasks,
-# not a target's deploy-to-teardown lifetime).
+# backend kind -> its capacity controls (BackendSpec.capacity: pools are created by `make
+# airflow-db`, the tests and the compose init service from deploy/pools.json). A waiting task gives
+# its worker slot (and pool slot) back between looks.
 # No look comes sooner than 20 s: a reschedule-mode sensor whose poke's success reaches the
 # scheduler (CeleryExecutor: through the result backend, seconds late under load) after its next
 # look was already scheduled is failed by the scheduler as killed externally (apache/airflow
 # #71172, open). 5 s lost the waiting local target of a Celery run that way.
-BACKEND_GROUPS: dict[str, tuple[str | None, int | None, int | None]] = {
-    "local": (LOCAL_POOL, 30, None),
-    "sagemaker": (SAGEMAKER_DEPLOY_POOL, 60, 20),
-    "ec2": (EC2_DEPLOY_POOL, 60, 20),
-    "openai": (None, None, None),
-    "bedrock": (None, None, None),  # a per-token API: nothing to create, nothing to wait for
-}
+BACKEND_GROUPS: dict[str, Capacity] = {spec.kind: spec.capacity for spec in specs()}
 
 
 def _alert(context) -> None:
@@ -136,13 +125,15 @@ def llm_benchmark():
 
         return pipeline.targets_on(targets, kind, run_params()[1])
 
-    def target_group(group_id: str, pool: str | None, deploy_poke_s: int | None, ready_poke_s: int | None):
-        """The per-target chain, for one kind of capacity: the local machine (one pool slot, every
-        task in it; one target's server at a time), SageMaker endpoints or EC2 instances (deploys
-        serialised so quota checks are atomic; waits that give their worker slot back while they
-        start), or an endpoint or API that already runs (no pool: nothing is created)."""
+    def target_group(group_id: str, capacity: Capacity):
+        """The per-target chain, for one kind of capacity: a shared machine (pool scope "target":
+        every task in the pool; one target's server at a time), endpoints or instances we create
+        (pool scope "deploy": deploys serialised so quota checks are atomic; waits that give their
+        worker slot back while they start), or an endpoint or API that already runs (no pool:
+        nothing is created)."""
+        pool, deploy_poke_s, ready_poke_s = capacity.pool, capacity.deploy_poke_s, capacity.ready_poke_s
         limits = {"map_index_template": MAP_LABEL, "execution_timeout": timedelta(minutes=30)}
-        body = {**limits, "pool": pool} if pool == LOCAL_POOL else limits
+        body = {**limits, "pool": pool} if pool and capacity.pool_scope == "target" else limits
 
         if deploy_poke_s is not None:
             # Capacity may be in use (a quota, the local machine): look, then free the worker slot
@@ -256,9 +247,9 @@ def llm_benchmark():
     planned = plan()
     run_dir = price_performance(planned)
     # A run fills the groups of the backend kinds its targets use; the others' mapped tasks are skipped.
-    for kind, (pool, deploy_poke_s, ready_poke_s) in BACKEND_GROUPS.items():
+    for kind, capacity in BACKEND_GROUPS.items():
         targets = on_backend.override(task_id=f"{kind}_targets")(planned, kind)
-        target_group(kind, pool, deploy_poke_s, ready_poke_s).expand(target=targets) >> run_dir
+        target_group(kind, capacity).expand(target=targets) >> run_dir
     # Retention after the run's own publish and report (they name its folder), before check (the leaf).
     publish(run_dir) >> report(run_dir) >> prune_raw_results() >> check(run_dir)
 

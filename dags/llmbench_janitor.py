@@ -1,10 +1,11 @@
 """llmbench_janitor: the last line of defence against a leaked endpoint.
 
-Hourly, in each region of the Param `regions` (default: every region a shipped config's
-sagemaker, ec2 or bedrock section names: llmbench.paths.config_regions), it deletes every
-SageMaker endpoint, endpoint config and model, and terminates every EC2 instance (and deletes its
-security group), tagged managed-by=llmbench whose llmbench:expires-at tag has passed (a killed
-worker's leftovers). Unexpired resources and anything not tagged by llmbench are never touched,
+Hourly, in each region of the Param `regions` (default: every region a shipped config's backend
+sections name: llmbench.paths.config_regions), it runs the janitor of every backend kind that can
+leave something behind (BackendSpec.janitor_client: SageMaker endpoints, endpoint configs and
+models; EC2 instances and their security groups), which removes what is tagged
+managed-by=llmbench and whose llmbench:expires-at tag has passed (a killed worker's leftovers).
+Unexpired resources and anything not tagged by llmbench are never touched,
 so it is safe to run at any time.
 """
 
@@ -18,15 +19,16 @@ from llmbench_airflow import regional_aws_dag
 
 @task(map_index_template="{{ region }}")
 def sweep_expired(region: str) -> list[dict]:
-    from llmbench.backends.ec2.backend import Ec2Backend
-    from llmbench.backends.sagemaker.backend import SageMakerBackend
+    from llmbench.backends import get_backend
+    from llmbench.schemas import registry
     from llmbench_airflow import aws_session_for
 
     conn_id = get_current_context()["params"]["aws_conn_id"]
-    session, sagemaker_url = aws_session_for(conn_id, region, "sagemaker")
-    _, ec2_url = aws_session_for(conn_id, region, "ec2")
-    removed = SageMakerBackend(session, endpoint_url=sagemaker_url).janitor(region)
-    removed += Ec2Backend(session, endpoint_url=ec2_url).janitor(region)
+    removed = []
+    for spec in registry.specs():
+        if spec.janitor_client is not None:
+            session, endpoint_url = aws_session_for(conn_id, region, spec.janitor_client)
+            removed += get_backend(spec.kind, session=session, endpoint_url=endpoint_url).janitor(region)
     return [
         {"kind": r["kind"], "name": r.get("name") or r.get("id"), "run_key": r["tags"].get("llmbench:run-key")}
         for r in removed

@@ -1,7 +1,7 @@
 """llmbench_prices: refresh SageMaker on-demand hosting prices from the AWS Pricing API.
 
 Daily, for every SageMaker instance type in the catalog and each region in the Params, through the
-Airflow AWS connection; the result is a dated cache (llmbench.planning.aws_prices) that llm_benchmark's plan
+Airflow AWS connection; the result is a dated cache (llmbench.backends.sagemaker.prices) that llm_benchmark's plan
 prefers to the catalog's prices. Rows already published keep the price they were computed with.
 """
 
@@ -16,7 +16,7 @@ from llmbench_airflow import regional_aws_dag
 
 @task(map_index_template="{{ region }}", execution_timeout=timedelta(minutes=20), retries=2)
 def refresh(region: str) -> dict:
-    from llmbench.planning.aws_prices import refresh_sagemaker_prices
+    from llmbench.backends.sagemaker.prices import refresh_sagemaker_prices
     from llmbench.planning.config import load_catalogs
     from llmbench_airflow import pricing_session_for
 

@@ -10,53 +10,35 @@ from typing import Any
 
 
 def backend_kwargs(target: Any) -> dict[str, Any]:
-    """What a target's backend needs from the platform, by backend kind.
-
-    sagemaker: a boto3 session with the credentials of the config's AWS connection (through the
-    amazon provider's AwsBaseHook), the connection's control-plane endpoint override if any, and
-    the execution role from the connection extra `execution_role_arn` (the config's
-    sagemaker.role_arn wins). ec2: a session through the provider's EC2Hook, the connection's
-    ec2 endpoint override, and its extra `subnet_id` / `security_group_id` as network defaults
-    (the config's win). bedrock: a session (the signer's credentials). openai: the API key, the
-    password of the target's connection `api_key_conn_id` (none: no key). local: nothing."""
-    from llmbench.schemas.targets import BedrockTarget, Ec2Target, OpenAITarget, ResolvedTarget, SageMakerTarget
+    """What a target's backend needs from the platform: its kind's BackendSpec.platform_kwargs
+    (in the backend's package) asks `AirflowPlatform` for sessions, endpoint overrides, connection
+    extras and passwords; a kind that needs nothing gets {}."""
+    from llmbench import backends  # noqa: F401 (registers every built-in kind)
+    from llmbench.schemas import registry
+    from llmbench.schemas.targets import ResolvedTarget
 
     backend = ResolvedTarget.of(target).backend
-    if isinstance(backend, Ec2Target):
-        from airflow.providers.amazon.aws.hooks.ec2 import EC2Hook
+    build = registry.get(backend.kind).platform_kwargs
+    return build(backend, AirflowPlatform()) if build is not None else {}
 
-        ec2 = backend.settings
-        ec2_hook = EC2Hook(aws_conn_id=ec2.aws_conn_id, region_name=ec2.region)
-        extra = ec2_hook.conn_config.extra_config
-        return {
-            "session": ec2_hook.get_session(region_name=ec2.region),
-            "endpoint_url": ec2_hook.conn_config.get_service_endpoint_url(service_name="ec2"),
-            "network": {k: extra[k] for k in ("subnet_id", "security_group_id") if extra.get(k)},
-        }
-    if isinstance(backend, BedrockTarget):
-        from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
 
-        br = backend.settings
-        br_hook = AwsBaseHook(aws_conn_id=br.aws_conn_id, client_type="bedrock-runtime", region_name=br.region)
-        return {"session": br_hook.get_session(region_name=br.region)}
-    if isinstance(backend, SageMakerTarget):
-        sm = backend.settings
-        hook = _sagemaker_hook(sm.aws_conn_id, sm.region)
-        session, endpoint_url = _session_and_endpoint(hook, sm.region)
-        return {
-            "session": session,
-            "endpoint_url": endpoint_url,
-            "role_arn": sm.role_arn or hook.conn_config.extra_config.get("execution_role_arn"),
-        }
-    if isinstance(backend, OpenAITarget) and backend.api_key_conn_id:
+class AirflowPlatform:
+    """llmbench.schemas.registry.Platform through Airflow connections: AWS ones through the amazon
+    provider's AwsBaseHook (for the client type the backend names), others by password."""
+
+    def aws_session(self, conn_id: str, region: str, client_type: str) -> Any:
+        return _aws_hook(conn_id, region, client_type).get_session(region_name=region)
+
+    def aws_endpoint_url(self, conn_id: str, region: str, client_type: str, service: str) -> str | None:
+        return _aws_hook(conn_id, region, client_type).conn_config.get_service_endpoint_url(service_name=service)
+
+    def aws_extra(self, conn_id: str, region: str, client_type: str) -> dict[str, Any]:
+        return dict(_aws_hook(conn_id, region, client_type).conn_config.extra_config or {})
+
+    def password(self, conn_id: str) -> str | None:
         from airflow.sdk import BaseHook
 
-        # the connection's name goes along so that a key the backend refuses is named by it
-        return {
-            "api_key": BaseHook.get_connection(backend.api_key_conn_id).password,
-            "api_key_conn_id": backend.api_key_conn_id,
-        }
-    return {}
+        return BaseHook.get_connection(conn_id).password
 
 
 DEFAULT_REGIONS = ["us-east-1", "us-west-2"]
@@ -97,30 +79,26 @@ def regional_aws_dag(
     return regional()
 
 
-def aws_session_for(conn_id: str, region: str, service: str = "sagemaker") -> tuple[Any, str | None]:
+def aws_session_for(conn_id: str, region: str, service: str) -> tuple[Any, str | None]:
     """(boto3 session, the service's endpoint override) for an AWS connection: the janitor's inputs."""
-    hook = _sagemaker_hook(conn_id, region)
+    hook = _aws_hook(conn_id, region, service)
     return hook.get_session(region_name=region), hook.conn_config.get_service_endpoint_url(service_name=service)
 
 
 def pricing_session_for(conn_id: str) -> tuple[Any, str | None]:
     """(boto3 session, Pricing API endpoint override) for an AWS connection: llmbench_prices' inputs."""
-    from llmbench.planning.aws_prices import PRICING_REGION
+    from llmbench.backends.sagemaker.prices import PRICING_REGION
 
-    hook = _sagemaker_hook(conn_id, PRICING_REGION)
+    hook = _aws_hook(conn_id, PRICING_REGION, "pricing")
     return hook.get_session(region_name=PRICING_REGION), hook.conn_config.get_service_endpoint_url(
         service_name="pricing"
     )
 
 
-def _sagemaker_hook(conn_id: str, region: str):
+def _aws_hook(conn_id: str, region: str, client_type: str):
     from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
 
-    return AwsBaseHook(aws_conn_id=conn_id, client_type="sagemaker", region_name=region)
-
-
-def _session_and_endpoint(hook, region: str) -> tuple[Any, str | None]:
-    return hook.get_session(region_name=region), hook.conn_config.get_service_endpoint_url(service_name="sagemaker")
+    return AwsBaseHook(aws_conn_id=conn_id, client_type=client_type, region_name=region)
 
 
 def warehouse_dsn(run_dir: str) -> str | None:

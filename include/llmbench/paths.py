@@ -60,13 +60,10 @@ def under(base: Path | str, *parts: str) -> Path:
     return path
 
 
-AWS_SECTIONS = ("sagemaker", "ec2", "bedrock")  # the config sections that name an AWS region
-
-
 def config_regions(config_dir: Path | str | None = None) -> list[str]:
-    """Every AWS region the configs in config_dir (default: the shipped configs, CONFIG_DIR) use in
-    their sagemaker, ec2 and bedrock sections, sorted: where llmbench may leave resources, so where
-    the janitor DAG looks by default. Read from the YAML alone (no validation, nothing heavy
+    """Every AWS region the configs in config_dir (default: the shipped configs, CONFIG_DIR) name in
+    a top-level section's `region` (each AWS backend's section has one), sorted: where llmbench may
+    leave resources, so where the janitor DAG looks by default. Read from the YAML alone (no validation, nothing heavy
     imported: the janitor DAG calls it when it is parsed); a file that does not parse is skipped,
     as plan would refuse it."""
     import yaml
@@ -79,9 +76,8 @@ def config_regions(config_dir: Path | str | None = None) -> list[str]:
             continue
         if not isinstance(raw, dict):
             continue
-        for section in AWS_SECTIONS:
-            settings = raw.get(section)
-            region = settings.get("region") if isinstance(settings, dict) else None
+        for section in raw.values():
+            region = section.get("region") if isinstance(section, dict) else None
             if isinstance(region, str) and region:
                 regions.add(region)
     return sorted(regions)

@@ -79,8 +79,8 @@ def run_dir_of(targets: list[Target]) -> str:
 
 
 def _backend(target: ResolvedTarget, backend_kwargs: dict[str, Any]) -> Backend:
-    # backend_kwargs: what the caller's platform provides a backend (SageMaker: session, role_arn,
-    # endpoint_url; openai: api_key), built by the DAG from Airflow connections.
+    # backend_kwargs: what the caller's platform provides a backend (BackendSpec.platform_kwargs:
+    # an AWS session and endpoint override, an API key), built by the DAG from Airflow connections.
     return get_backend(target.backend_kind, **backend_kwargs)
 
 
@@ -103,8 +103,8 @@ def _earlier_attempts(target: ResolvedTarget) -> list[Path]:
 
 def reap_earlier_attempts(target: ResolvedTarget, backend: Backend) -> list[str]:
     """Tear down what earlier attempts of this run key and target left behind, before deploying
-    again: a re-run after a killed worker then neither collides with (SageMaker names are derived
-    from the run key) nor runs beside (a local server) its predecessor."""
+    again: a re-run after a killed worker then neither collides with (a managed endpoint's name is
+    derived from the run key) nor runs beside (a local server) its predecessor."""
     reaped = []
     for p in _earlier_attempts(target):
         outcome = backend.teardown(json.loads(p.read_text()))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from llmbench.backends.local.backend import LocalBackend, model_file, server_binary
-from llmbench.schemas.targets import LocalServing
+from llmbench.backends.local.models import LocalServing
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -3,11 +3,10 @@ for the EC2 and SSM control planes."""
 
 import pytest
 
+from llmbench.backends.ec2.models import Ec2Settings, Ec2Target
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.targets import (
     ContainerImage,
-    Ec2Settings,
-    Ec2Target,
     Price,
     ResolvedTarget,
     ValidationSettings,

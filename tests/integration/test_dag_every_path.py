@@ -81,7 +81,8 @@ def test_one_run_every_path_one_run_key_nothing_left(airflow_env, local_server, 
         assert sm.list_endpoints()["Endpoints"] == [] and sm.list_endpoint_configs()["EndpointConfigs"] == []
         assert sm.list_models()["Models"] == []
         assert SK not in out
-    assert llama_server_pids() == servers_before  # the local target's own server is gone
+    # the local target's own server is gone (servers of other runs on this machine may come and go)
+    assert llama_server_pids() <= servers_before
 
     con = duckdb.connect(airflow_env["LLMBENCH_HOME"] + "/warehouse.duckdb", read_only=True)
     try:

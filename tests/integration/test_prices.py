@@ -5,7 +5,7 @@ from the dated cache; types the API does not price keep the catalog's price."""
 import json
 import subprocess
 
-from llmbench.planning import aws_prices as prices
+from llmbench.backends.sagemaker import prices
 from llmbench.planning.plan import plan
 from llmbench.testing._serve import BackgroundServer
 

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from llmbench import quality
+from llmbench.backends.bedrock.wire import tool_config
 from llmbench.testing import bedrock_runtime, sagemaker_runtime
 from llmbench.testing._serve import BackgroundServer
 from tests.integration.test_bedrock_wire import MODEL, bedrock_endpoint, boto_client
@@ -66,7 +67,7 @@ def test_botocore_parses_the_converse_answer_of_the_real_model(local_server):
         client = boto_client(srv.url)
         question = [{"role": "user", "content": [{"text": quality.TOOL_ITEMS[0].prompt}]}]
         r = client.converse(modelId=MODEL, messages=question,
-                            toolConfig=quality.CONVERSE_TOOL_CONFIG, inferenceConfig={"maxTokens": 8, "temperature": 0})
+                            toolConfig=tool_config(quality.OPENAI_TOOLS), inferenceConfig={"maxTokens": 8, "temperature": 0})
         assert r["ResponseMetadata"]["HTTPStatusCode"] == 200
         assert r["output"]["message"]["role"] == "assistant" and r["output"]["message"]["content"]
         assert r["stopReason"] in ("end_turn", "max_tokens", "tool_use")
@@ -150,7 +151,7 @@ def test_botocore_parses_a_converse_tool_use(tmp_path):
             item = quality.TOOL_ITEMS[1]
             r = boto_client(srv.url).converse(
                 modelId=MODEL, messages=[{"role": "user", "content": [{"text": item.prompt}]}],
-                toolConfig={**quality.CONVERSE_TOOL_CONFIG, "toolChoice": {"any": {}}})
+                toolConfig={**tool_config(quality.OPENAI_TOOLS), "toolChoice": {"any": {}}})
     assert r["stopReason"] == "tool_use"
     (block,) = r["output"]["message"]["content"]
     assert block["toolUse"] == {"toolUseId": f"call_{item.id}", "name": "count_ids",

@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 from botocore.credentials import Credentials
 
-from llmbench.backends.awsstream import SigV4Signer, runtime_url, sagemaker_headers
+from llmbench.backends.awsstream import SigV4Signer
+from llmbench.backends.sagemaker.wire import runtime_url, sagemaker_headers
 from llmbench.backends.base import Endpoint
 from llmbench.loadgen.sweep import run_sweep, run_warmup
 from llmbench.testing import calibration, sagemaker_runtime
@@ -16,7 +17,7 @@ REGION = "us-east-1"
 
 def sagemaker_endpoint(base_url, name="bench-endpoint", secret=SK, region=REGION):
     return Endpoint(url=runtime_url(region, name, base_url), headers=sagemaker_headers(), wire="sagemaker",
-                    signer=SigV4Signer(Credentials(AK, secret), region), keep_alive=True)
+                    signer=SigV4Signer(Credentials(AK, secret), region, "sagemaker"), keep_alive=True)
 
 
 WORKLOAD = {"input_tokens": 32, "output_tokens": 50, "concurrency": [1, 8], "requests_per_level": 8,

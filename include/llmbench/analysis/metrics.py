@@ -30,7 +30,7 @@ ERROR_KINDS = (
     "malformed_chunk",
     "empty_response",
     "truncated",
-    "throttled",  # the service refused for rate (Bedrock: HTTP 429 or a throttlingException frame)
+    "throttled",  # the service refused for rate (a per-token API: HTTP 429 or a throttling frame)
     "response_too_large",  # the response brought more than the workload's max_response_bytes
     "implausible_usage",  # reported token counts that cannot be true (wire.check_usage); fails validation
 )

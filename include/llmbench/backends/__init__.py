@@ -1,39 +1,31 @@
 """Backends: how to deploy, reach, stream from and tear down one kind of endpoint (the contract:
-llmbench.backends.base.Backend), one package per kind, and what they share: the SigV4 signer and
-AWS event-stream framing (awsstream) and a server's own counters and version (servermetrics)."""
+llmbench.backends.base.Backend), one package per kind, each registering itself
+(llmbench.schemas.registry.BackendSpec) when imported, and what they share: the SigV4 signer and
+AWS event-stream framing (awsstream) and a server's own counters and version (servermetrics).
+
+Importing this package registers every built-in kind (BUILTIN_KINDS); adding one is a package here
+and a line in BUILTIN_KINDS (docs/architecture.md walks through it)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from llmbench.backends.base import Backend
-from llmbench.schemas.targets import BACKEND_KINDS
+from llmbench.schemas import registry
 
-__all__ = ["awsstream", "base", "get_backend", "servermetrics"]
+# The built-in kinds, in the order the DAG's task groups and every listing show them.
+BUILTIN_KINDS = ("local", "sagemaker", "ec2", "openai", "bedrock")
+for _kind in BUILTIN_KINDS:
+    importlib.import_module(f"llmbench.backends.{_kind}")
+
+__all__ = ["BUILTIN_KINDS", "awsstream", "base", "get_backend", "servermetrics"]
 
 
 def get_backend(kind: str, **kwargs: Any) -> Backend:
-    """kwargs are what the platform provides (built by the DAG from Airflow connections):
-    sagemaker takes session, role_arn, endpoint_url; ec2 session, endpoint_url, network; bedrock
-    session; openai api_key; local nothing."""
-    if kind == "sagemaker":
-        from llmbench.backends.sagemaker.backend import SageMakerBackend
-
-        return SageMakerBackend(**kwargs)
-    if kind == "local":
-        from llmbench.backends.local.backend import LocalBackend
-
-        return LocalBackend()
-    if kind == "openai":
-        from llmbench.backends.openai.backend import OpenAIBackend
-
-        return OpenAIBackend(**kwargs)
-    if kind == "ec2":
-        from llmbench.backends.ec2.backend import Ec2Backend
-
-        return Ec2Backend(**kwargs)
-    if kind == "bedrock":
-        from llmbench.backends.bedrock.backend import BedrockBackend
-
-        return BedrockBackend(**kwargs)
-    raise ValueError(f"backend: unknown {kind!r}; allowed: {list(BACKEND_KINDS)}")
+    """The backend object of a registered kind. kwargs are what the platform provides (built by the
+    DAG from Airflow connections: BackendSpec.platform_kwargs); a kind that takes none gets none."""
+    spec = registry.get(kind)
+    module, _, name = spec.backend.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    return cls(**kwargs) if spec.platform_kwargs is not None else cls()

@@ -1,10 +1,7 @@
-"""SageMaker runtime streaming data plane, the request side, without boto3 in the hot path.
-
-InvokeEndpointWithResponseStream is a POST to
-  https://runtime.sagemaker.{region}.amazonaws.com/endpoints/{name}/invocations-response-stream
-signed with SigV4 (service name `sagemaker`). The response is `application/vnd.amazon.eventstream`:
-binary frames whose PayloadPart payloads are raw model bytes (here: OpenAI SSE, or LMI/TGI JSON
-lines), decoded off the hot path by wire.decode_eventstream (the frame encoder, for test servers,
+"""AWS runtime data planes, shared by the backends that stream from one: requests signed with SigV4
+without boto3 in the hot path (SigV4Signer), and responses framed as AWS event-stream
+(`application/vnd.amazon.eventstream`: binary frames whose payloads carry the model's bytes or
+JSON events), decoded off the hot path (eventstream_payloads; the frame encoder, for test servers,
 is testing/eventstream.py).
 
 The signer is built once per sweep from frozen credentials (a botocore session per request cost
@@ -15,20 +12,15 @@ from __future__ import annotations
 
 import threading
 from typing import Any
-from urllib.parse import quote
 
 EVENTSTREAM = "application/vnd.amazon.eventstream"
 
 
-def runtime_url(region: str, endpoint_name: str, base: str | None = None) -> str:
-    host = (base or f"https://runtime.sagemaker.{region}.amazonaws.com").rstrip("/")
-    return f"{host}/endpoints/{quote(endpoint_name, safe='')}/invocations-response-stream"
-
-
 class SigV4Signer:
-    """Signs one request's headers for service `sagemaker`. Thread-safe; cheap per call."""
+    """Signs one request's headers for one AWS service (its SigV4 scope, e.g. the runtime's signing
+    name). Thread-safe; cheap per call."""
 
-    def __init__(self, credentials: Any, region: str, service: str = "sagemaker"):
+    def __init__(self, credentials: Any, region: str, service: str):
         # credentials: botocore Credentials (static or refreshable), e.g. boto3.Session().get_credentials()
         if credentials is None:
             raise ValueError("no AWS credentials found (standard chain: env, profile, instance role)")
@@ -73,8 +65,27 @@ class SigV4Signer:
         return dict(req.headers.items())
 
 
-def sagemaker_headers(accept: str = "text/event-stream", inference_component: str | None = None) -> dict[str, str]:
-    h = {"Content-Type": "application/json", "X-Amzn-SageMaker-Accept": accept, "Accept": EVENTSTREAM}
-    if inference_component:
-        h["X-Amzn-SageMaker-Inference-Component"] = inference_component
-    return h
+def eventstream_payloads(chunks: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], str | None, str | None]:
+    """Timestamped response chunks of AWS event-stream frames -> the timestamped payloads of their
+    PayloadPart events, error kind, error detail. A payload's time is the arrival of the chunk that
+    completed its frame. An exception frame (ModelStreamError, InternalStreamFailure) or an
+    undecodable one (bad CRC) ends decoding with stream_error."""
+    from botocore.eventstream import EventStreamBuffer, ParserError
+
+    buf = EventStreamBuffer()
+    payloads: list[tuple[int, bytes]] = []
+    try:
+        for t_ns, data in chunks:
+            buf.add_data(data)
+            for msg in buf:
+                headers = msg.headers
+                mtype = headers.get(":message-type")
+                if mtype in ("exception", "error"):
+                    name = headers.get(":exception-type") or headers.get(":error-code") or "error"
+                    detail = msg.payload[:300].decode("utf-8", "replace")
+                    return payloads, "stream_error", f"{name}: {detail}"
+                if headers.get(":event-type") == "PayloadPart":
+                    payloads.append((t_ns, msg.payload))
+    except ParserError as e:
+        return payloads, "stream_error", f"event-stream frame rejected: {type(e).__name__}: {e}"[:300]
+    return payloads, None, None

@@ -23,10 +23,9 @@ if TYPE_CHECKING:
 class Endpoint:
     """Where to send chat completions, and how the response comes back.
 
-    wire: "sse" (OpenAI chat completions over HTTP), "sagemaker" (InvokeEndpointWithResponseStream:
-    AWS event-stream frames carrying the model's bytes) or "bedrock" (ConverseStream: a Converse
-    request body, AWS event-stream frames carrying JSON events). signer: an object whose
-    .sign(url, body, headers) returns signed headers (SigV4 for SageMaker and Bedrock), or None.
+    wire: "sse" (OpenAI chat completions over HTTP) or a wire a backend registered
+    (llmbench.schemas.registry.WireFormat: its request body and its response framing). signer: an
+    object whose .sign(url, body, headers) returns signed headers (SigV4 for an AWS runtime), or None.
     """
 
     url: str
@@ -36,13 +35,13 @@ class Endpoint:
     signer: Any = field(default=None, compare=False)
     # False: a fresh connection per request (`Connection: close`; the local backend's llama-server
     # closes reused keep-alive connections). True: each worker keeps its connection (an OpenAI
-    # server, vLLM on EC2, managed HTTPS endpoints: a connection, or a TLS handshake, per request
+    # server, vLLM on an instance of ours, managed HTTPS endpoints: a connection, or a TLS handshake, per request
     # would cost time between requests); a send on a connection the server had closed, before any
     # response byte, is sent again once on a fresh one, and that worker stops asking to keep it.
     keep_alive: bool = False
     # The server's Prometheus page (vLLM: <root>/metrics), read before and after each level for its
     # speculative-decoding counters (servermetrics); None where the backend cannot reach one, with
-    # the reason in metrics_note (SageMaker and Bedrock invoke a model, not a server).
+    # the reason in metrics_note (a managed runtime invokes a model, not a server).
     metrics_url: str | None = None
     metrics_note: str | None = None
 
@@ -133,7 +132,7 @@ class Backend(Protocol):
     cost_basis: how its cost accrues: "per_hour" (an endpoint's $/hour x endpoint-seconds) or
       "per_token" (a per-token API: $/M input and output tokens).
     creates_endpoint: True when deploy creates what serves (a cold start: targets.time_to_ready_s);
-      False when it only attaches to something that already runs (openai, bedrock).
+      False when it only attaches to something that already runs (an endpoint you run, a per-token API).
     """
 
     kind: str

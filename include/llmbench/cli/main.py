@@ -3,7 +3,7 @@
   llmbench sweep --backend openai --url http://HOST:PORT/v1 --concurrency 1,16,64 \\
                  --requests-per-level 32 --input-tokens 512 --output-tokens 128 --out DIR
   llmbench sweep --backend local --parallel 4 ...     # starts and stops llama-server itself
-  llmbench sweep --backend sagemaker --endpoint NAME --region us-west-2 [--runtime-url URL] ...
+  llmbench sweep --backend KIND --endpoint NAME --region us-west-2 [--runtime-url URL] ...  # an existing one
   llmbench plan  --config local [--targets ID,ID] [--concurrency 1,2]
   llmbench show  [--run-key KEY | --config local --date 2026-11-30] [--warehouse PATH]
   llmbench publish RUN_DIR [--warehouse PATH|DSN]   # again, after the warehouse was unreachable

@@ -33,8 +33,9 @@ from typing import Any
 from llmbench.backends.base import Endpoint
 from llmbench.lifetime import die_with_parent
 from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
-from llmbench.loadgen.prompts import chat_request_body, converse_request_body, make_prompt
+from llmbench.loadgen.prompts import chat_request_body, make_prompt
 from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, first_bytes
+from llmbench.schemas import registry
 from llmbench.schemas.records import RequestRecord
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, length_range, sample_length
 
@@ -191,6 +192,8 @@ async def run_level(
     process's first stream.
     """
 
+    stream_body = registry.wire(endpoint.wire).stream_body  # None: an OpenAI chat body
+
     def body(i: int) -> bytes:
         idx = first_index + i
         prompt = make_prompt(
@@ -200,8 +203,8 @@ async def run_level(
             sample_length(output_tokens, seed, idx, "output"),
             shared_prefix_tokens,
         )
-        if endpoint.wire == "bedrock":  # ConverseStream: the model id is in the URL
-            return json.dumps(converse_request_body(prompt)).encode()
+        if stream_body is not None:  # the wire's own body (e.g. one whose model is in the URL)
+            return json.dumps(stream_body(prompt.text, prompt.system, prompt.max_tokens, endpoint.model)).encode()
         return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
 
     # A count-bounded level in one process builds its first bodies before the clock starts (at most

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-__all__ = ["Prompt", "TEMPLATE_OVERHEAD_TOKENS", "chat_request_body", "converse_request_body", "make_prompt"]
+__all__ = ["Prompt", "TEMPLATE_OVERHEAD_TOKENS", "chat_request_body", "make_prompt"]
 
 _WORDS = (
     "the of and to in is was for on that with as by at from his her it an are were be this which "
@@ -67,16 +67,3 @@ def chat_request_body(prompt: Prompt, model: str = "default") -> dict:
         "stream_options": {"include_usage": True},
         "ignore_eos": True,
     }
-
-
-def converse_request_body(prompt: Prompt) -> dict:
-    """Amazon Bedrock Converse / ConverseStream request (the model id is in the URL, not the body).
-    There is no ignore_eos: a model may end its turn before maxTokens (records then carry
-    finish_reason "stop" and the usage's shorter output_tokens)."""
-    body: dict = {
-        "messages": [{"role": "user", "content": [{"text": prompt.text}]}],
-        "inferenceConfig": {"maxTokens": prompt.max_tokens, "temperature": 0.0},
-    }
-    if prompt.system:
-        body["system"] = [{"text": prompt.system}]
-    return body

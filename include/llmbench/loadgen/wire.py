@@ -1,30 +1,23 @@
 """From the bytes a response brought to its request record, off the hot path (in the record
-builder process, recordworker): AWS event-stream frames decoded (SageMaker's payload parts, or
-Bedrock ConverseStream's JSON events), SSE or JSON lines split and parsed, timings computed
-(metrics), the record built (records.RequestRecord).
+builder process, recordworker): the wire's framing undone (the endpoint's WireFormat, registered by
+its backend: e.g. AWS event-stream frames around SSE, or a stream of JSON events), SSE or JSON
+lines split and parsed, timings computed (metrics), the record built (records.RequestRecord).
 
-Imports metrics, records and redaction, and botocore's event-stream decoder when a response needs it; never
-the load generator or the sweep.
+Imports metrics, records, redaction and the wire registry, and botocore's event-stream decoder when a
+response needs it; never the load generator or the sweep.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from llmbench.analysis import metrics
+from llmbench.backends.awsstream import eventstream_payloads
 from llmbench.redaction import redact
+from llmbench.schemas import registry
 from llmbench.schemas.records import RequestRecord
-
-
-@dataclass
-class StreamParse:
-    content_ns: list[int]
-    finish_reason: str | None
-    usage: dict[str, Any] | None
-    error_kind: str | None = None
-    error_detail: str | None = None
+from llmbench.schemas.registry import StreamParse
 
 
 def split_lines(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
@@ -42,93 +35,10 @@ def split_lines(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
 
 
 def decode_eventstream(chunks: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], str | None, str | None]:
-    """Decode timestamped response chunks of a SageMaker InvokeEndpointWithResponseStream response
-    (AWS event-stream frames) into timestamped payload lines.
-
-    Returns (lines, error_kind, error_detail). A line's time is the arrival of the chunk that
-    completed the frame that completed the line (one SSE line can span several frames).
-    Exceptions in the stream (ModelStreamError, InternalStreamFailure) and undecodable frames
-    (bad CRC) end decoding with stream_error.
-    """
-    from botocore.eventstream import EventStreamBuffer, ParserError
-
-    buf = EventStreamBuffer()
-    payloads: list[tuple[int, bytes]] = []
-    try:
-        for t_ns, data in chunks:
-            buf.add_data(data)
-            for msg in buf:
-                headers = msg.headers
-                mtype = headers.get(":message-type")
-                if mtype in ("exception", "error"):
-                    name = headers.get(":exception-type") or headers.get(":error-code") or "error"
-                    detail = msg.payload[:300].decode("utf-8", "replace")
-                    return split_lines(payloads), "stream_error", f"{name}: {detail}"
-                if headers.get(":event-type") == "PayloadPart":
-                    payloads.append((t_ns, msg.payload))
-    except ParserError as e:
-        return split_lines(payloads), "stream_error", f"event-stream frame rejected: {type(e).__name__}: {e}"[:300]
-    return split_lines(payloads), None, None
-
-
-# ConverseStream's stopReason in the OpenAI terms the other wires record ("length": the token
-# budget ran out; "stop": the model ended its turn); any other reason is kept as Bedrock gives it.
-CONVERSE_FINISH = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop"}
-
-
-def decode_converse(chunks: list[tuple[int, bytes]]) -> StreamParse:
-    """Parse timestamped response chunks of a Bedrock ConverseStream response (AWS event-stream
-    frames, one JSON event each).
-
-    A content chunk is a contentBlockDelta whose delta carries non-empty text, timed at the
-    arrival of the read that completed its frame. messageStop gives the finish reason
-    (CONVERSE_FINISH), metadata the usage (as prompt_tokens / completion_tokens, the keys
-    build_record reads). An exception frame ends decoding: throttlingException is "throttled",
-    any other "stream_error"; so does a frame botocore rejects (bad CRC, bad length).
-    """
-    from botocore.eventstream import EventStreamBuffer, ParserError
-
-    buf = EventStreamBuffer()
-    parse = StreamParse([], None, None)
-    try:
-        for t_ns, data in chunks:
-            buf.add_data(data)
-            for msg in buf:
-                headers = msg.headers
-                event = headers.get(":event-type")
-                if event == "contentBlockDelta":
-                    # the frequent event: a text delta always holds "text", so testing for it
-                    # first spares other deltas (tool-use input) the JSON parse
-                    if b'"text"' in msg.payload and (json.loads(msg.payload).get("delta") or {}).get("text"):
-                        parse.content_ns.append(t_ns)
-                elif headers.get(":message-type") in ("exception", "error"):
-                    name = headers.get(":exception-type") or headers.get(":error-code") or "error"
-                    detail = msg.payload[:300].decode("utf-8", "replace")
-                    parse.error_kind = "throttled" if name == "throttlingException" else "stream_error"
-                    parse.error_detail = f"{name}: {detail}"[:300]
-                    return parse
-                elif event == "messageStop":
-                    reason = json.loads(msg.payload).get("stopReason")
-                    if reason and not isinstance(reason, str):
-                        _misshapen(parse, "stopReason", reason)
-                        return parse
-                    parse.finish_reason = CONVERSE_FINISH.get(reason, reason) if reason else None
-                elif event == "metadata":
-                    usage = json.loads(msg.payload).get("usage") or {}
-                    if not isinstance(usage, dict):
-                        _misshapen(parse, "usage", usage)
-                        return parse
-                    parse.usage = {
-                        "prompt_tokens": usage.get("inputTokens"),
-                        "completion_tokens": usage.get("outputTokens"),
-                    }
-    except ParserError as e:
-        parse.error_kind = "stream_error"
-        parse.error_detail = f"event-stream frame rejected: {type(e).__name__}: {e}"[:300]
-    except (ValueError, TypeError, AttributeError) as e:  # a payload that is not JSON, or not an object
-        parse.error_kind = "malformed_chunk"
-        parse.error_detail = f"ConverseStream event payload: {type(e).__name__}: {e}"[:300]
-    return parse
+    """Timestamped AWS event-stream chunks -> timestamped payload lines, error kind, error detail
+    (backends.awsstream.eventstream_payloads, then split_lines: one SSE line can span frames)."""
+    payloads, error_kind, error_detail = eventstream_payloads(chunks)
+    return split_lines(payloads), error_kind, error_detail
 
 
 def parse_openai_sse(lines: list[tuple[int, bytes]]) -> StreamParse:
@@ -323,20 +233,22 @@ def build_record(
     max_tokens: int | None = None,
     request_bytes: int | None = None,
 ) -> RequestRecord:
-    """One request's record from what the hot path captured: the response's bytes as read (SSE;
-    for wire "sagemaker" event-stream frames around them; for wire "bedrock" ConverseStream
-    events). max_tokens (the most its request may have asked for) and request_bytes (its body's
-    size) bound the usage it may report (check_usage); None: unknown (an older capture)."""
-    if wire == "bedrock" and error_kind == "http_status" and http_status == 429:
-        error_kind = "throttled"  # ThrottlingException before the stream (http_status stays 429)
-    if wire == "sagemaker" and error_kind is None:
-        lines, error_kind, error_detail = decode_eventstream(lines)
-    elif wire != "bedrock" and error_kind is None:
+    """One request's record from what the hot path captured: the response's bytes as read, on the
+    endpoint's wire (registry.WireFormat: SSE, or a framing around it, or a parse of its own).
+    max_tokens (the most its request may have asked for) and request_bytes (its body's size) bound
+    the usage it may report (check_usage); None: unknown (an older capture)."""
+    fmt = registry.wire(wire)
+    if error_kind == "http_status" and http_status in fmt.throttled_statuses:
+        error_kind = "throttled"  # a rate refusal before the stream (http_status stays as sent)
+    if fmt.unframe is not None and error_kind is None:
+        payloads, error_kind, error_detail = fmt.unframe(lines)
+        lines = split_lines(payloads)
+    elif fmt.parse is None and error_kind is None:
         lines = split_lines(lines)
     if error_kind is not None:
         parse = StreamParse([], None, None)
     else:
-        parse = decode_converse(lines) if wire == "bedrock" else parse_openai_sse(lines)
+        parse = fmt.parse(lines) if fmt.parse is not None else parse_openai_sse(lines)
     if error_kind is None and parse.error_kind:
         error_kind, error_detail = parse.error_kind, parse.error_detail
     if error_kind is None and not parse.content_ns:

@@ -1,43 +1,30 @@
-"""Plan-time checks of one target against the catalogs: hardware, serving, image, AMI, fit, price.
+"""Plan-time checks of one target against the catalogs: hardware, serving, image, fit, price.
 
-A config names a workload and a list of targets (instance type x model x serving configuration),
-each on a backend (its own `backend:`, else the config's): one run may mix them. `plan()`
-resolves every target against the catalogs and the DAG Params into a
-typed `RunPlan` (llmbench.schemas.targets), and refuses a bad one with a single line naming the field and
-the allowed values, before any endpoint exists.
+The checks every backend kind on catalog hardware shares live here (the instance type is offered
+on the kind, the model and precision are in the catalog, a GPU or Neuron container fits the
+instance, the $/hour); what only one kind checks is its own plan function
+(BackendSpec.plan, in its package), which the planner calls with a `_Context`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from llmbench.analysis.metrics import roofline_tokens_per_s, weight_gb_read_per_token
-from llmbench.planning.aws_prices import SERVICE_CODE
 from llmbench.planning.config import BenchmarkConfig, ConfigError, TargetSpec, _longest
+from llmbench.schemas import registry
+from llmbench.schemas.registry import BackendSpec
 from llmbench.schemas.targets import (
-    BackendTarget,
-    BedrockServing,
-    BedrockTarget,
     ContainerImage,
-    Ec2Settings,
-    Ec2Target,
     LmiServing,
-    LocalServing,
-    LocalTarget,
     NeuronServing,
-    OpenAIServing,
-    OpenAITarget,
     Price,
-    SageMakerSettings,
-    SageMakerTarget,
     VllmServing,
 )
 
-# What a target's endpoint costs beyond its sweep, for the plan's estimate only: SageMaker create
-# + InService (seed 001: ~9 minutes) and delete; EC2 launch, image pull and model load, terminate.
-DEPLOY_OVERHEAD_MIN = {"local": 0.1, "sagemaker": 12.0, "ec2": 10.0, "openai": 0.0, "bedrock": 0.0}
 DECODE_EFFICIENCY = 0.6  # fraction of the bandwidth roofline a single stream reaches, for estimates
-DEFAULT_CONTAINER = {("vllm", "sagemaker"): "vllm-0.15.1", ("vllm", "ec2"): "vllm-openai-0.15.1"}
 
 
 def _version(v: str | None) -> tuple[int, ...]:
@@ -45,8 +32,8 @@ def _version(v: str | None) -> tuple[int, ...]:
 
 
 def _platform(instance_type: str, inst: dict[str, Any]) -> str:
-    """Where an instance type is offered: the catalog's `platform`, else SageMaker for ml.*."""
-    return str(inst.get("platform") or ("sagemaker" if instance_type.startswith("ml.") else "local"))
+    """Where an instance type is offered: the catalog's `platform` (a backend kind)."""
+    return str(inst.get("platform"))
 
 
 class _Checked:
@@ -60,7 +47,6 @@ class _Checked:
         self.roofline: float | None = None
         self.weight_gb: float | None = None  # GB of weights read per generated token
         self.weights_not_read: str | None = None
-        self.ami_ssm_parameter: str | None = None  # ec2: the AMI chosen for this instance
 
     def passed(self, what: str, outcome: str = "ok") -> None:
         self.checks.append(f"{what}: {outcome}")
@@ -71,29 +57,26 @@ class _Checked:
         self.warnings.append(warning)
 
 
-def _check_local(where: str, t: TargetSpec, s: LocalServing, cat: dict[str, Any], need: int, out: _Checked) -> None:
-    model = cat["models"][t.model]
-    if need > min(s.ctx_per_slot, model["context_length"]):
-        raise ConfigError(
-            f"{where}.serving.ctx_per_slot: input + output tokens ({need}) exceed the per-slot context "
-            f"({s.ctx_per_slot}); raise ctx_per_slot or shorten the workload"
-        )
-    out.passed(f"tokens {need} <= ctx_per_slot {min(s.ctx_per_slot, model['context_length'])}")
-
-
 def _check_accelerated(
-    where: str,
-    kind: str,
-    t: TargetSpec,
-    s: VllmServing | LmiServing | NeuronServing,
-    settings: SageMakerSettings | Ec2Settings,
-    cat: dict[str, Any],
-    need: int,
-    out: _Checked,
+    ctx: _Context, platform_check: Callable[[str, ContainerImage, str, str], None] | None = None
 ) -> ContainerImage:
-    """A GPU or Neuron target on SageMaker or EC2: the container runs on this platform, host CPU
-    and accelerator; the model fits the accelerator's memory at the tensor-parallel degree; the
-    precision is native there (else refused, or a warning that travels to the warehouse row)."""
+    """A GPU or Neuron target on a platform that runs catalog containers: the container runs on
+    this platform, host CPU and accelerator; the model fits the accelerator's memory at the
+    tensor-parallel degree; the precision is native there (else refused, or a warning that travels
+    to the warehouse row). The backend's settings give precision_policy and kv_headroom_fraction;
+    platform_check(image name, image, host cpu, accelerator arch) adds the platform's own checks of the image."""
+    where, kind, t, settings, cat, need, out = (
+        ctx.where,
+        ctx.kind,
+        ctx.target,
+        ctx.settings,
+        ctx.catalogs,
+        ctx.need_tokens,
+        ctx.out,
+    )
+    s = t.serving
+    if not isinstance(s, (VllmServing, LmiServing, NeuronServing)):
+        raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {kind!r}")
     instance_type = str(t.instance_type)
     inst, model, containers = cat["instances"][instance_type], cat["models"][t.model], cat["containers"]
     if s.max_model_len > model["context_length"]:
@@ -120,10 +103,8 @@ def _check_accelerated(
             f"{'Neuron' if s.kind == 'neuron' else 'GPU'} instance types on {kind}: {fitting}"
         )
     out.passed(f"serving {s.kind} on {arch}")
-    name = s.container or DEFAULT_CONTAINER.get((s.kind, kind))
-    on_platform = sorted(
-        k for k, c in containers.items() if c["kind"] == s.kind and c.get("platform", "sagemaker") == kind
-    )
+    name = s.container or ctx.spec.default_containers.get(s.kind)
+    on_platform = sorted(k for k, c in containers.items() if c["kind"] == s.kind and c.get("platform") == kind)
     if name not in containers:
         raise ConfigError(f"{where}.serving.container: unknown {name!r}; allowed: {on_platform}")
     ctr = ContainerImage.model_validate(containers[name])
@@ -156,13 +137,8 @@ def _check_accelerated(
             f"it covers {ctr.gpu_archs}"
         )
     out.passed(f"kernels for {arch}")
-    if isinstance(settings, Ec2Settings):
-        if "{account}" in ctr.image and not settings.account_id:
-            raise ConfigError(
-                f"{where}.serving.container: {name} is an image in your own registry ({ctr.image}): set "
-                "ec2.account_id (the AWS account that holds it)"
-            )
-        _check_ami(where, settings, instance_type, cpu, arch, cat, out)
+    if platform_check is not None:
+        platform_check(str(name), ctr, cpu, arch)
     if isinstance(s, LmiServing):
         tp = s.tensor_parallel_degree
     else:
@@ -200,80 +176,68 @@ def _check_accelerated(
     return ctr
 
 
-def _ami_arch(name: str) -> set[str]:
-    """What an AMI's name or SSM parameter path says it is built for (x86_64 / arm64, nvidia / neuron)."""
-    low = name.lower()
-    return {tag for tag in ("x86_64", "arm64", "nvidia", "neuron") if tag in low}
-
-
-def _check_ami(
-    where: str, settings: Ec2Settings, instance_type: str, cpu: str, arch: str, cat: dict[str, Any], out: _Checked
-) -> None:
-    """The AMI an ec2 target boots. Without ec2.ami_id / ec2.ami_ssm_parameter, the catalog's for
-    the instance's host CPU and driver (none there: refused). A config's own applies to every ec2
-    target: when its SSM path names a host CPU or driver the instance does not have, say so (a
-    warning, not a refusal: an AMI id, or a path without these words, is not checked)."""
-    driver = "neuron" if arch == "neuron" else "nvidia"
-    if settings.ami_id:
-        out.passed(f"AMI {settings.ami_id} (ec2.ami_id)", "not checked")
-        return
-    if settings.ami_ssm_parameter is None:
-        key = f"{cpu}-{driver}"
-        if key not in cat["ec2_amis"]:
-            raise ConfigError(
-                f"{where}.instance_type: no AMI in the catalog for {cpu} + {driver} ({instance_type}); set "
-                f"ec2.ami_id or ec2.ami_ssm_parameter (catalog: {sorted(cat['ec2_amis'])})"
-            )
-        out.ami_ssm_parameter = cat["ec2_amis"][key]
-        out.passed(f"AMI for {cpu} + {driver}: {out.ami_ssm_parameter} (catalog)")
-        return
-    out.ami_ssm_parameter = settings.ami_ssm_parameter
-    tags = _ami_arch(settings.ami_ssm_parameter)
-    wrong = sorted(tags & ({"x86_64", "arm64", "nvidia", "neuron"} - {cpu, driver}))
-    what = f"AMI (ec2.ami_ssm_parameter) for {cpu} + {driver}"
-    if not tags:
-        out.passed(what, "not checked")
-    elif wrong:
-        out.warned(
-            what,
-            "MISMATCH",
-            f"{where}: ec2.ami_ssm_parameter {settings.ami_ssm_parameter} names {' + '.join(wrong)}; "
-            f"{instance_type} needs an AMI for {cpu} + {driver} (one ec2 section: one AMI for every ec2 target)",
-        )
-    else:
-        out.passed(what)
-
-
-def _hourly_price(
-    where: str, kind: str, t: TargetSpec, region: str, inst: dict[str, Any], cat: dict[str, Any]
-) -> Price:
-    """The config's $/hour, else the AWS Pricing API cache (SageMaker), else the catalog's."""
+def _hourly_price(ctx: _Context, region: str, inst: dict[str, Any]) -> Price:
+    """The config's $/hour, else the backend's own price list (BackendSpec.listed_price: a cache
+    the llmbench_prices DAG refreshes), else the catalog's."""
+    t = ctx.target
     if t.usd_per_hour is not None:
         return t.config_price()
-    api_price = cat["pricing_api"].get(region, {}).get(t.instance_type) if kind == "sagemaker" else None
-    if api_price is not None:  # refreshed from the AWS Pricing API (llmbench_prices DAG)
-        return Price.hourly(
-            api_price["usd_per_hour"],
-            f"AWS Pricing API ({SERVICE_CODE} hosting, sku {api_price.get('sku')})",
-            api_price["fetched_at"][:10],
-        )
+    listed = ctx.spec.listed_price(region, str(t.instance_type)) if ctx.spec.listed_price else None
+    if listed is not None:
+        return Price.hourly(*listed)
     usd_per_hour = (inst.get("usd_per_hour") or {}).get(region)
     if usd_per_hour is None and t.unpriced:
         return Price(basis="none", note=f"no source-backed price for {t.instance_type} in {region}: {t.unpriced}")
     if usd_per_hour is None:
         raise ConfigError(
-            f"{where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
+            f"{ctx.where}.usd_per_hour: no catalog price for {t.instance_type} in {region}; set "
             f"usd_per_hour on the target or refresh prices (DAG llmbench_prices) (priced regions: "
             f"{sorted(inst.get('usd_per_hour') or {})})"
         )
     return Price.hourly(float(usd_per_hour), inst["price_source"], str(inst["price_date"]))
 
 
-def _check_hardware_target(
-    cfg: BenchmarkConfig, kind: str, t: TargetSpec, cat: dict[str, Any], out: _Checked
-) -> tuple[str, Price, BackendTarget]:
-    """A target on an instance type of the catalog (local, sagemaker, ec2): (region, price, backend)."""
-    where = f"targets[{t.id}]"
+@dataclass
+class _Context:
+    """What a backend's plan check receives (registry.PlanContext): the target, its backend's
+    config section, the catalogs, the longest request in tokens, the check record."""
+
+    spec: BackendSpec
+    target: TargetSpec
+    settings: Any
+    catalogs: dict[str, Any]
+    need_tokens: int
+    out: _Checked
+
+    @property
+    def where(self) -> str:
+        return f"targets[{self.target.id}]"
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    def check_accelerated(
+        self, platform_check: Callable[[str, ContainerImage, str, str], None] | None = None
+    ) -> ContainerImage:
+        return _check_accelerated(self, platform_check)
+
+
+def check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any], out: _Checked) -> tuple[str, Price, Any]:
+    """Every plan-time check of one target: (region, price, backend target). On a backend that runs
+    on catalog hardware (BackendSpec.hardware), the shared checks of the instance type, model and
+    precision first, then the backend's own (BackendSpec.plan), then the roofline and the $/hour;
+    elsewhere the backend's own check alone, which prices the target itself."""
+    spec = registry.get(cfg.backend_of(t))
+    kind, where = spec.kind, f"targets[{t.id}]"
+    w = cfg.workload
+    need = _longest(w.input_tokens) + w.shared_prefix_tokens + _longest(w.output_tokens)
+    ctx = _Context(spec, t, cfg.section(spec), cat, need, out)
+    if not spec.hardware:
+        resolved = spec.plan(ctx)
+        if resolved.price is None:
+            raise ConfigError(f"{where}: backend {kind!r} resolved no price (BackendSpec.plan must give one)")
+        return resolved.region, resolved.price, resolved.backend
     instances, models = cat["instances"], cat["models"]
     instance_type, precision = str(t.instance_type), str(t.precision)
     on_backend = sorted(k for k, v in instances.items() if _platform(k, v) == kind)
@@ -295,86 +259,15 @@ def _check_hardware_target(
             f"allowed: {sorted(model['bytes_per_param'])}"
         )
     out.passed(f"model {t.model} at {precision} in the catalog")
-    w = cfg.workload
-    need = _longest(w.input_tokens) + w.shared_prefix_tokens + _longest(w.output_tokens)
-    s = t.serving
-    backend: BackendTarget
-    if isinstance(s, LocalServing):
-        _check_local(where, t, s, cat, need, out)
-        region, backend = "local", LocalTarget()
-    elif isinstance(s, (VllmServing, LmiServing, NeuronServing)) and kind == "sagemaker" and cfg.sagemaker:
-        region = cfg.sagemaker.region
-        ctr = _check_accelerated(where, kind, t, s, cfg.sagemaker, cat, need, out)
-        backend = SageMakerTarget(settings=cfg.sagemaker, container=ctr)
-    elif isinstance(s, (VllmServing, NeuronServing)) and kind == "ec2" and cfg.ec2:
-        region = cfg.ec2.region
-        ctr = _check_accelerated(where, kind, t, s, cfg.ec2, cat, need, out)
-        backend = Ec2Target(settings=cfg.ec2, container=ctr, ami_ssm_parameter=out.ami_ssm_parameter)
-    else:  # BenchmarkConfig pairs each serving kind with its backend: nothing else reaches here
-        raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {kind!r}")
+    resolved = spec.plan(ctx)
     out.roofline = roofline_tokens_per_s(inst, model, precision, out.tp)
     out.weight_gb = weight_gb_read_per_token(model, precision)
     out.weights_not_read = model.get("weights_not_read")
-    price = _hourly_price(where, kind, t, region, inst, cat)
-    out.passed(f"price in {region}", price_summary(price))
-    return region, price, backend
+    price = resolved.price or _hourly_price(ctx, resolved.region, inst)
+    out.passed(f"price in {resolved.region}", price.summary())
+    return resolved.region, price, resolved.backend
 
 
 def price_summary(price: Price) -> str:
     """A price and where it is from, as the plan's checks print it."""
-    if price.basis == "per_hour":
-        figure = f"${price.usd_per_hour:.4f}/h"
-    elif price.basis == "per_token":
-        figure = f"${price.usd_per_m_input_tokens:g} / ${price.usd_per_m_output_tokens:g} per M input / output tokens"
-    else:
-        return f"none ({price.note})"
-    return f"{figure} ({', '.join(x for x in (price.source, price.date) if x)})"
-
-
-def _check_openai_target(t: TargetSpec, s: OpenAIServing, out: _Checked) -> tuple[str, Price, BackendTarget]:
-    """An endpoint that already runs: no catalog check of its hardware (it may be anything). Its
-    $/hour is the config's; without one, only latency and throughput are published."""
-    out.passed("hardware (an endpoint you run)", "not checked")
-    if t.usd_per_hour is not None:
-        price = t.config_price()
-    else:
-        price = Price(basis="none", note="no usd_per_hour in the config for this endpoint: latency and throughput only")
-    out.passed("price", price_summary(price))
-    backend = OpenAITarget(base_url=s.base_url.rstrip("/"), model_name=s.model_name, api_key_conn_id=s.api_key_conn_id)
-    return "external", price, backend
-
-
-def _check_bedrock_target(
-    cfg: BenchmarkConfig, t: TargetSpec, s: BedrockServing, cat: dict[str, Any], out: _Checked
-) -> tuple[str, Price, BackendTarget]:
-    """A per-token API: the catalog entry `serving.api` gives the model id and its $/M input and
-    output tokens in the config's bedrock region."""
-    where = f"targets[{t.id}]"
-    assert cfg.bedrock is not None  # BenchmarkConfig requires the section for a bedrock target
-    region = cfg.bedrock.region
-    apis = {k: v for k, v in cat["apis"].items() if v.get("provider") == "bedrock"}
-    if s.api not in apis:
-        raise ConfigError(f"{where}.serving.api: unknown {s.api!r}; allowed: {sorted(apis)}")
-    api = apis[s.api]
-    out.passed(f"api {s.api} in the catalog")
-    if t.model != api["model"]:
-        raise ConfigError(f"{where}.model: {s.api} serves {api['model']!r}, not {t.model!r}")
-    out.passed(f"model {t.model} served by {s.api}")
-    if t.usd_per_hour is not None:
-        raise ConfigError(f"{where}.usd_per_hour: a per-token API has no $/hour (its prices: catalog {s.api})")
-    out.passed("no usd_per_hour on a per-token API")
-    p_in, p_out = api["usd_per_m_input"].get(region), api["usd_per_m_output"].get(region)
-    if p_in is None or p_out is None:
-        raise ConfigError(
-            f"bedrock.region: no price for {s.api} ({where}) in {region}; priced regions: "
-            f"{sorted(api['usd_per_m_output'])}"
-        )
-    price = Price(
-        basis="per_token",
-        usd_per_m_input_tokens=float(p_in),
-        usd_per_m_output_tokens=float(p_out),
-        source=api["source"],
-        date=str(api["date"]),
-    )
-    out.passed(f"price in {region}", price_summary(price))
-    return region, price, BedrockTarget(settings=cfg.bedrock, model_id=s.model_id or api["model_id"])
+    return price.summary()

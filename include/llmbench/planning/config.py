@@ -15,54 +15,37 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails
 
-from llmbench import paths
-from llmbench.errors import InputError
+from llmbench import backends, paths
+from llmbench.schemas import registry
+from llmbench.schemas.registry import BackendSpec, ConfigError
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.targets import (
     KNOWN_REGIONS,
-    BackendKind,
-    BedrockSettings,
-    Ec2Settings,
     Price,
     PriceBasis,
     QualitySettings,
     Reference,
-    SageMakerSettings,
     Serving,
     ValidationSettings,
     WarehouseSettings,
 )
 from llmbench.schemas.workload import LengthDist, Workload, length_range
 
-
-class ConfigError(InputError, ValueError):
-    """A config or Param that cannot be run. The message is one line, meant for the user."""
+assert backends.BUILTIN_KINDS  # every built-in kind is registered before a config is read
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-# Which serving kinds each backend runs.
-SERVING_KINDS: dict[str, tuple[str, ...]] = {
-    "local": ("llama-server",),
-    "sagemaker": ("vllm", "lmi"),
-    "ec2": ("vllm", "neuron"),
-    "openai": ("openai",),
-    "bedrock": ("bedrock",),
-}
-# Backends whose targets run on an instance type of the catalog (the others: an endpoint you run,
-# or a per-token API, where instance_type and precision are optional labels).
-HARDWARE_BACKENDS = ("local", "sagemaker", "ec2")
-
-
 class TargetSpec(_Strict):
     id: str
-    backend: BackendKind | None = None  # default: the config's `backend`
-    instance_type: str | None = None  # required on local, sagemaker and ec2
+    backend: str | None = None  # a registered kind; default: the config's `backend`
+    instance_type: str | None = None  # required on a hardware backend (BackendSpec.hardware)
     model: str
-    precision: str | None = None  # required on local, sagemaker and ec2
+    precision: str | None = None  # required on a hardware backend
     serving: Serving
     usd_per_hour: float | None = Field(None, ge=0)  # overrides the catalog price (openai: the only price)
     # Where usd_per_hour comes from and as of when (a quote, a reserved price, the seed's figure):
@@ -72,6 +55,11 @@ class TargetSpec(_Strict):
     # Why no source prices this target (no catalog or Pricing API price for its type and region):
     # it is then measured without $ figures instead of refused. A price wins once one exists.
     unpriced: str | None = Field(None, min_length=1)
+
+    @field_validator("backend")
+    @classmethod
+    def _kind(cls, v: str | None) -> str | None:
+        return _registered(v)
 
     @field_validator("id")
     @classmethod
@@ -96,6 +84,12 @@ class TargetSpec(_Strict):
         )
 
 
+def _registered(kind: str | None) -> str | None:
+    if kind is not None and kind not in registry.kinds():
+        raise ValueError(f"unknown backend {kind!r}; allowed: {list(registry.kinds())}")
+    return kind
+
+
 def _known_region(section: str, region: str) -> None:
     if region not in KNOWN_REGIONS:
         raise ValueError(f"{section}.region: unknown region {region!r}; allowed: {sorted(KNOWN_REGIONS)}")
@@ -103,11 +97,11 @@ def _known_region(section: str, region: str) -> None:
 
 class BenchmarkConfig(_Strict):
     name: str
-    backend: BackendKind | None = None  # the backend of every target that names none
+    backend: str | None = None  # the backend of every target that names none
     description: str = ""
-    sagemaker: SageMakerSettings | None = None
-    ec2: Ec2Settings | None = None
-    bedrock: BedrockSettings | None = None
+    # Each backend's own section (BackendSpec.section_key -> its settings model), read from the
+    # top-level key of that name (_sections); _apply_params puts them back there.
+    sections: dict[str, Any] = Field(default_factory=dict)
     workload: Workload = Field(default_factory=Workload)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     quality: QualitySettings | None = None  # the correctness stage (absent: none)
@@ -116,6 +110,48 @@ class BenchmarkConfig(_Strict):
     targets: list[TargetSpec] = Field(min_length=1)
     price_basis: PriceBasis = "output"  # $/M per output token, or per total (input + output) token
     reference: list[Reference] = Field(default_factory=list)  # what the articles state or imply
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _sections(cls, data: Any, handler: Any) -> BenchmarkConfig:
+        """Each registered backend's top-level section, validated by its settings model (errors
+        located at `<section>.<field>`, as for any field)."""
+        if not isinstance(data, dict):
+            return handler(data)
+        data = dict(data)
+        if "sections" in data:  # not a key of a config file: each section is a top-level key of its own
+            raise ValidationError.from_exception_data(
+                cls.__name__, [InitErrorDetails(type="extra_forbidden", loc=("sections",), input=data["sections"])]
+            )
+        sections: dict[str, Any] = {}
+        errors: list[InitErrorDetails] = []
+        for spec in registry.specs():
+            key = spec.section_key
+            if key is None or data.get(key) is None:
+                data.pop(key or "", None)
+                continue
+            assert spec.settings is not None
+            try:
+                sections[key] = spec.settings.model_validate(data.pop(key))
+            except ValidationError as e:
+                errors += [
+                    InitErrorDetails(
+                        type=err["type"], loc=(key, *err["loc"]), input=err["input"], ctx=err.get("ctx", {})
+                    )
+                    for err in e.errors()
+                ]
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return handler({**data, "sections": sections})
+
+    def section(self, spec: BackendSpec) -> Any:
+        """A backend's config section (its settings model), or None."""
+        return self.sections.get(spec.section_key) if spec.section_key else None
+
+    @field_validator("backend")
+    @classmethod
+    def _kind(cls, v: str | None) -> str | None:
+        return _registered(v)
 
     @model_validator(mode="after")
     def _references(self) -> BenchmarkConfig:
@@ -149,27 +185,29 @@ class BenchmarkConfig(_Strict):
             if not kind:
                 raise ValueError(
                     f"targets[{t.id}].backend: no backend; set `backend` on the target or at the top "
-                    f"(allowed: {list(SERVING_KINDS)})"
+                    f"(allowed: {list(registry.kinds())})"
                 )
-            want = SERVING_KINDS[kind]
-            if t.serving.kind not in want:
+            spec = registry.get(kind)
+            if t.serving.kind not in spec.serving:
                 raise ValueError(
-                    f"targets[{t.id}].serving.kind {t.serving.kind!r} does not run on backend {kind!r}; allowed: {want}"
+                    f"targets[{t.id}].serving.kind {t.serving.kind!r} does not run on backend {kind!r}; "
+                    f"allowed: {spec.serving}"
                 )
-            if kind in HARDWARE_BACKENDS:
+            if spec.hardware:
                 missing = [f for f in ("instance_type", "precision") if getattr(t, f) is None]
                 if missing:
                     raise ValueError(f"targets[{t.id}].{missing[0]}: required on backend {kind!r}")
         used = {self.backend_of(t) for t in self.targets}
-        for kind, section, what in (
-            ("sagemaker", self.sagemaker, "region, role_arn or aws_conn_id"),
-            ("ec2", self.ec2, "region, and subnet_id / security_group_id or the connection's"),
-            ("bedrock", self.bedrock, "region, aws_conn_id"),
-        ):
-            if kind in used and section is None:
-                raise ValueError(f"backend {kind} needs a `{kind}:` section ({what})")
-            if section is not None:
-                _known_region(kind, section.region)
+        for spec in registry.specs():
+            key = spec.section_key
+            if key is None:
+                continue
+            section = self.sections.get(key)
+            if spec.kind in used and section is None:
+                raise ValueError(f"backend {spec.kind} needs a `{key}:` section ({spec.section_needs})")
+            region = getattr(section, "region", None)
+            if isinstance(region, str):
+                _known_region(key, region)
         return self
 
 
@@ -222,12 +260,9 @@ def load_catalogs() -> dict[str, Any]:
     inst = yaml.safe_load((paths.CATALOG_DIR / "instances.yaml").read_text())
     models = yaml.safe_load((paths.CATALOG_DIR / "models.yaml").read_text())["models"]
     return {
-        "instances": inst["instances"],
+        **inst,  # instances, containers, native_precisions, and any table a backend reads (its AMIs)
         "models": models,
-        "containers": inst["containers"],
-        "native_precisions": inst["native_precisions"],
         "apis": yaml.safe_load((paths.CATALOG_DIR / "api_prices.yaml").read_text())["apis"],
-        "ec2_amis": inst["ec2_amis"],
     }
 
 
@@ -250,6 +285,7 @@ def make_run_key(config_name: str, logical_date: date | datetime | str) -> str:
 def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConfig:
     """Overlay DAG Params (or CLI flags) on the config; a Param that contradicts it is refused."""
     data = cfg.model_dump()
+    data.update(data.pop("sections"))  # each backend's section back under its own key
     known = {"config", "targets", "concurrency", "requests_per_level", "warehouse_conn_id"}
     unknown = sorted(set(params) - known)
     if unknown:

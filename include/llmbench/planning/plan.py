@@ -14,15 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from llmbench import paths
-from llmbench.planning.aws_prices import cached_prices
-from llmbench.planning.checks import (
-    DECODE_EFFICIENCY,
-    DEPLOY_OVERHEAD_MIN,
-    _check_bedrock_target,
-    _check_hardware_target,
-    _check_openai_target,
-    _Checked,
-)
+from llmbench.planning.checks import DECODE_EFFICIENCY, _Checked, check_target
 from llmbench.planning.config import (
     BenchmarkConfig,
     ConfigError,
@@ -31,14 +23,8 @@ from llmbench.planning.config import (
     load_config,
     make_run_key,
 )
-from llmbench.schemas.targets import (
-    BedrockServing,
-    OpenAIServing,
-    Price,
-    ResolvedTarget,
-    RunPlan,
-    VllmServing,
-)
+from llmbench.schemas import registry
+from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
 from llmbench.schemas.workload import length_mean
 
 
@@ -66,7 +52,7 @@ def _estimate(cfg: BenchmarkConfig, kind: str, price: Price, roof: float | None)
     sweep_s += w.warmup_requests * out_mean / single_tps
     if w.warmup_each_level and not w.arrival_rates_rps:  # each level's streams, n requests each
         sweep_s += w.warmup_each_level * len(w.concurrency) * out_mean / single_tps
-    hours = DEPLOY_OVERHEAD_MIN[kind] / 60 + sweep_s / 3600
+    hours = registry.get(kind).deploy_overhead_min / 60 + sweep_s / 3600
     if price.basis == "per_hour" and price.usd_per_hour is not None:
         return hours, hours * price.usd_per_hour
     if price.basis == "per_token":
@@ -85,10 +71,10 @@ def _estimate(cfg: BenchmarkConfig, kind: str, price: Price, roof: float | None)
 
 def _pinned_revision(serving: Any, kind: str, model: dict[str, Any]) -> str | None:
     """The catalog's `hf_revision` of the model, where the target's server is told to load that
-    revision (vLLM on ec2: --revision; on sagemaker: SM_VLLM_REVISION); else None: a GGUF file, an
-    endpoint or API someone else runs, a container we do not pass it to."""
+    revision (BackendSpec.pins_revision: the serving kinds its backend passes it to); else None: a
+    GGUF file, an endpoint or API someone else runs, a container we do not pass it to."""
     rev = model.get("hf_revision")
-    return str(rev) if rev and isinstance(serving, VllmServing) and kind in ("ec2", "sagemaker") else None
+    return str(rev) if rev and serving.kind in registry.get(kind).pins_revision else None
 
 
 def plan(
@@ -116,7 +102,7 @@ def plan_checked(
     prints them; a check that fails raises ConfigError instead, as in plan()). write=False: the
     plan only, no folder and no plan.json (a reprocess reads today's settings this way)."""
     cfg = _apply_params(load_config(config_name), params or {})
-    cat = {**load_catalogs(), "pricing_api": cached_prices()}  # the price cache read once per plan
+    cat = load_catalogs()
     run_key = make_run_key(cfg.name, logical_date)
     # Each attempt at a run key gets its own folder, so re-running a date never overwrites
     # what an earlier attempt measured; the warehouse keeps only the latest publish.
@@ -134,15 +120,10 @@ def plan_checked(
         kind = cfg.backend_of(t)
         checked = _Checked()
         checks[t.id] = checked.checks
-        if isinstance(t.serving, OpenAIServing):
-            region, price, backend = _check_openai_target(t, t.serving, checked)
-        elif isinstance(t.serving, BedrockServing):
-            region, price, backend = _check_bedrock_target(cfg, t, t.serving, cat, checked)
-        else:
-            region, price, backend = _check_hardware_target(cfg, kind, t, cat, checked)
+        region, price, backend = check_target(cfg, t, cat, checked)
         hours, usd = _estimate(cfg, kind, price, checked.roofline)
         warnings.extend(checked.warnings)
-        instance_type = t.instance_type or ("bedrock-on-demand" if kind == "bedrock" else "external")
+        instance_type = t.instance_type or registry.get(kind).instance_label
         targets.append(
             ResolvedTarget(
                 run_key=run_key,

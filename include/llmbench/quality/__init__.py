@@ -22,7 +22,6 @@ from llmbench.quality.runner import (
     run_quality,
 )
 from llmbench.quality.suites import (
-    CONVERSE_TOOL_CONFIG,
     EXACT_ITEMS,
     OPENAI_TOOLS,
     SUITES,
@@ -36,7 +35,6 @@ from llmbench.quality.suites import (
 
 __all__ = [
     "Answer",
-    "CONVERSE_TOOL_CONFIG",
     "DOMAIN",
     "EXACT_ITEMS",
     "ExactItem",

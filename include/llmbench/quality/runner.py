@@ -11,8 +11,8 @@ Suites:
   exact      short tasks with one right answer (arithmetic, extraction, a fixed format), graded
              by normalised exact match (`normalise`).
 
-Wires: "sse" (OpenAI chat completions with `tools`), "sagemaker" (InvokeEndpoint with the same
-OpenAI body), "bedrock" (Converse with `toolConfig`). A server or model that refuses tools
+Wires: the endpoint's (registry.WireFormat: OpenAI chat completions with `tools` unless the wire
+declares its own URL, headers, body and answer). A server or model that refuses tools
 (an HTTP error that names tools, or a wire without tools) records the suite "unsupported": not a
 failure, and not a score.
 
@@ -40,7 +40,8 @@ from urllib.parse import urlsplit
 from llmbench.analysis import metrics
 from llmbench.backends.base import Endpoint
 from llmbench.quality.grading import GRADERS, Answer
-from llmbench.quality.suites import CONVERSE_TOOL_CONFIG, OPENAI_TOOLS, SUITES
+from llmbench.quality.suites import OPENAI_TOOLS, SUITES
+from llmbench.schemas import registry
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST
 
 
@@ -48,15 +49,10 @@ def request_for(
     endpoint: Endpoint, suite: str, prompt: str, max_tokens: int
 ) -> tuple[str, dict[str, Any], dict[str, str]]:
     """(url, body, headers) of one non-streaming request on the endpoint's wire."""
-    tools = suite == "tool_call"
-    if endpoint.wire == "bedrock":
-        body: dict[str, Any] = {
-            "messages": [{"role": "user", "content": [{"text": prompt}]}],
-            "inferenceConfig": {"maxTokens": max_tokens, "temperature": 0.0},
-        }
-        if tools:
-            body["toolConfig"] = CONVERSE_TOOL_CONFIG
-        url = re.sub(r"/converse-stream$", "/converse", endpoint.url)
+    fmt = registry.wire(endpoint.wire)
+    tools = OPENAI_TOOLS if suite == "tool_call" else None
+    if fmt.answer_body is not None:
+        body = fmt.answer_body(prompt, max_tokens, tools)
     else:
         body = {
             "model": endpoint.model,
@@ -66,24 +62,17 @@ def request_for(
             "stream": False,
         }
         if tools:
-            body["tools"] = OPENAI_TOOLS
-        url = re.sub(r"/invocations-response-stream$", "/invocations", endpoint.url)
+            body["tools"] = tools
+    url = fmt.answer_url(endpoint.url) if fmt.answer_url else endpoint.url
     headers = {**endpoint.headers, "Content-Type": "application/json", "Accept": "application/json"}
-    if endpoint.wire == "sagemaker":
-        headers["X-Amzn-SageMaker-Accept"] = "application/json"
-    return url, body, headers
+    return url, body, {**headers, **fmt.answer_headers}
 
 
 def parse_answer(wire: str, payload: Any) -> Answer:
-    """A response body (JSON) as an Answer: OpenAI chat completion (sse, sagemaker) or Converse."""
-    if wire == "bedrock":
-        blocks = ((payload.get("output") or {}).get("message") or {}).get("content") or []
-        text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
-        calls = [
-            (b["toolUse"].get("name", ""), json.dumps(b["toolUse"].get("input")))
-            for b in blocks
-            if isinstance(b, dict) and "toolUse" in b
-        ]
+    """A response body (JSON) as an Answer: an OpenAI chat completion, or the wire's own answer."""
+    fmt = registry.wire(wire)
+    if fmt.answer_parse is not None:
+        text, calls = fmt.answer_parse(payload)
         return Answer(text=text, tool_calls=calls, raw=payload)
     message = ((payload.get("choices") or [{}])[0] or {}).get("message") or {}
     calls = [
@@ -94,7 +83,7 @@ def parse_answer(wire: str, payload: Any) -> Answer:
 
 
 _TOOLS_REFUSED = re.compile(r"tool|jinja|function", re.I)
-# 424: SageMaker's ModelError and Bedrock's ModelErrorException carry the model server's refusal
+# 424: a managed runtime's model error (ModelError, ModelErrorException) carries the model server's refusal
 _REFUSING_STATUSES = (400, 404, 422, 424, 500, 501)
 
 
@@ -184,7 +173,7 @@ def ask(
     raises for what the target does: a failed request is an Answer with `error` (its kind first:
     `response_too_large: ...`, `timeout: ...`, `HTTP 500: ...`), a refusal of tools one with
     `unsupported`."""
-    if endpoint.wire not in ("sse", "sagemaker", "bedrock"):
+    if endpoint.wire not in registry.wires():
         return Answer(unsupported=f"wire {endpoint.wire!r} has no non-streaming request")
     url, body, headers = request_for(endpoint, suite, prompt, max_tokens)
     data = json.dumps(body).encode()

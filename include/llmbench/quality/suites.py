@@ -11,8 +11,8 @@ Suites:
   exact      short tasks with one right answer (arithmetic, extraction, a fixed format), graded
              by normalised exact match (`normalise`).
 
-Wires: "sse" (OpenAI chat completions with `tools`), "sagemaker" (InvokeEndpoint with the same
-OpenAI body), "bedrock" (Converse with `toolConfig`). A server or model that refuses tools
+Wires: the endpoint's (registry.WireFormat: OpenAI chat completions with `tools` unless the wire
+declares its own URL, headers, body and answer). A server or model that refuses tools
 (an HTTP error that names tools, or a wire without tools) records the suite "unsupported": not a
 failure, and not a score.
 
@@ -48,11 +48,6 @@ OPENAI_TOOLS = [
         "function": {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "parameters": TOOL_PARAMETERS},
     }
 ]
-CONVERSE_TOOL_CONFIG = {
-    "tools": [
-        {"toolSpec": {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "inputSchema": {"json": TOOL_PARAMETERS}}}
-    ]
-}
 
 
 @dataclass(frozen=True)

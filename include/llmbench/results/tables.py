@@ -15,6 +15,7 @@ from llmbench.analysis import metrics, pricing
 from llmbench.redaction import redact
 from llmbench.results.codeversion import Computation
 from llmbench.results.events import read_events
+from llmbench.schemas import registry
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
 from llmbench.schemas.workload import Workload, length_mean
 
@@ -438,8 +439,9 @@ def compare_paths(
       their input at that ratio: one `break_even` row each;
     - on each price row, the same against the per-token target that is cheapest at that ratio
       (`per_token_target_id`, `break_even_output_tokens_per_s_vs_per_token`, `beats_per_token`);
-    - on a SageMaker row, what the managed path adds over the same instance type run on EC2 (ml.<type>
-      against <type>), same model and level: `managed_overhead_ttft_ms_p50`, `..._e2e_ms_p50`."""
+    - on a row of a managed backend, what the managed path adds over the same hardware run unmanaged
+      (BackendSpec.unmanaged_twin: the kind and instance type it compares with), same model and
+      level: `managed_overhead_ttft_ms_p50`, `..._e2e_ms_p50`."""
     default_k = pricing.default_api()[3]
     apis = [
         t
@@ -450,11 +452,7 @@ def compare_paths(
         and t.price.usd_per_m_input_tokens is not None
         and t.price.usd_per_m_output_tokens is not None
     ]
-    ec2_rows = {
-        (r["instance_type"], r["model"], r["concurrency"], r["arrival_rate_rps"]): r
-        for r in prices
-        if r["backend"] == "ec2"
-    }
+    by_level = {(r["instance_type"], r["model"], r["concurrency"], r["arrival_rate_rps"]): r for r in prices}
     break_even = []
     for row in prices:
         row.update(
@@ -493,11 +491,12 @@ def compare_paths(
                 break_even_output_tokens_per_s_vs_per_token=cheapest[2],
                 beats_per_token=bool(out_tps is not None and out_tps >= cheapest[2]),
             )
-        if row["backend"] == "sagemaker" and row["instance_type"].startswith("ml."):
-            ec2 = ec2_rows.get((row["instance_type"][3:], row["model"], row["concurrency"], row["arrival_rate_rps"]))
-            if ec2 is not None:
-                row["managed_overhead_ttft_ms_p50"] = _minus(row["ttft_ms_p50"], ec2["ttft_ms_p50"])
-                row["managed_overhead_e2e_ms_p50"] = _minus(row["e2e_ms_p50"], ec2["e2e_ms_p50"])
+        twin_of = registry.get(row["backend"]).unmanaged_twin
+        twin = twin_of(row["instance_type"]) if twin_of else None
+        unmanaged = by_level.get((twin, row["model"], row["concurrency"], row["arrival_rate_rps"])) if twin else None
+        if unmanaged is not None and unmanaged["backend"] != row["backend"]:
+            row["managed_overhead_ttft_ms_p50"] = _minus(row["ttft_ms_p50"], unmanaged["ttft_ms_p50"])
+            row["managed_overhead_e2e_ms_p50"] = _minus(row["e2e_ms_p50"], unmanaged["e2e_ms_p50"])
     return break_even
 
 

@@ -3,8 +3,8 @@
 Config sections (what a config file says), and what plan() resolves them into: a `ResolvedTarget`
 per target, carrying its workload, serving, price and backend settings. A target travels between
 Airflow tasks as JSON (XCom); each task validates it back into `ResolvedTarget` once, at its top.
-Backend-specific settings live in the backend's own model (`LocalTarget`, `SageMakerTarget`,
-`OpenAITarget`: a discriminated union on `kind`), so generic code never reads them by name.
+Backend-specific settings live in the backend's own models (in its package, llmbench.backends.<kind>,
+registered in llmbench.schemas.registry and validated by `kind`), so generic code never reads them by name.
 """
 
 from __future__ import annotations
@@ -12,16 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import Field, SerializeAsAny, StrictInt, WrapValidator, model_validator
 
 from llmbench import paths
+from llmbench.schemas import registry
+from llmbench.schemas.registry import BackendTargetBase, ServingBase
+from llmbench.schemas.registry import Strict as _Strict
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.workload import Workload
-
-
-class _Strict(BaseModel):
-    # Frozen: a planned target is what every task of a run agrees on; nothing edits it on the way.
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class ValidationSettings(_Strict):
@@ -67,64 +65,12 @@ class WarehouseSettings(_Strict):
     conn_id: str = "llmbench_warehouse"  # postgres / redshift: the Airflow connection to publish through
 
 
-# llama-server flags the local backend sets itself (the binding stays on loopback; the slots,
-# context and threads are LocalServing's fields); `extra_args` may not repeat them.
-LLAMA_SERVER_OWNED_FLAGS = frozenset(
-    {
-        "--host",
-        "--port",
-        "--path",
-        "--reuse-port",
-        "-m",
-        "--model",
-        "-mu",
-        "--model-url",
-        "-hf",
-        "-hfr",
-        "--hf-repo",
-        "-np",
-        "--parallel",
-        "-c",
-        "--ctx-size",
-        "-t",
-        "--threads",
-        "--no-webui",
-        "--webui",
-    }
-)
+class VllmServing(ServingBase):
+    """vLLM's OpenAI server, in a container of the catalog: each backend that runs it turns these
+    knobs into what its container reads (environment variables, or `vllm serve` flags)."""
 
-
-class LocalServing(_Strict):
-    """llama-server knobs. ctx_per_slot is each slot's share of the KV cache (tokens)."""
-
-    kind: Literal["llama-server"] = "llama-server"
-    name: str
-    parallel: StrictInt = Field(1, ge=1, le=64)
-    threads: StrictInt = Field(2, ge=1, le=256)
-    ctx_per_slot: StrictInt = Field(1024, ge=128, le=1 << 20)
-    max_lifetime_s: StrictInt = Field(7200, ge=60)  # a server outliving this is killed by its own guard
-    extra_args: list[str] = Field(default_factory=list)  # further llama-server flags, passed as given
-
-    @field_validator("extra_args")
-    @classmethod
-    def _not_ours(cls, v: list[str]) -> list[str]:
-        """The backend owns the loopback binding and the knobs above: extra_args may not override them."""
-        owned = [a for a in v if a.split("=", 1)[0] in LLAMA_SERVER_OWNED_FLAGS]
-        if owned:
-            raise ValueError(
-                f"{owned[0].split('=', 1)[0]} is set by the local backend (loopback 127.0.0.1, its own port, "
-                f"model and the fields above), not by extra_args; owned: {sorted(LLAMA_SERVER_OWNED_FLAGS)}"
-            )
-        return v
-
-
-class VllmServing(_Strict):
-    """vLLM's OpenAI server: on SageMaker its native container (knobs become SM_VLLM_* environment
-    variables), on EC2 the vLLM image (knobs become `vllm serve` flags)."""
-
-    kind: Literal["vllm"]
-    name: str
-    container: str | None = None  # catalog container; default: vllm-0.15.1 (SageMaker), vllm-openai-0.15.1 (EC2)
+    kind: Literal["vllm"] = "vllm"
+    container: str | None = None  # catalog container; default: the backend's (BackendSpec.default_containers)
     tensor_parallel_size: StrictInt = Field(1, ge=1)
     dtype: str = "auto"
     quantization: str | None = None  # e.g. fp8; precision decides it when unset
@@ -135,17 +81,16 @@ class VllmServing(_Strict):
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
     speculative_config: dict[str, Any] | None = None  # e.g. EAGLE3: {"method": "eagle3", "model": ..., ...}
     extra_env: dict[str, str] = Field(default_factory=dict)
-    # Further `vllm serve` flags, as given (EC2: appended to the command line, e.g.
-    # ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]).
+    # Further `vllm serve` flags, as given, where the backend runs the command line itself, e.g.
+    # ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"].
     extra_args: list[str] = Field(default_factory=list)
 
 
-class NeuronServing(_Strict):
+class NeuronServing(ServingBase):
     """vLLM on AWS Neuron (Inferentia2 / Trainium) from a Neuron deep learning container: the
     model is compiled for fixed shapes and split over `tensor_parallel_size` NeuronCores."""
 
-    kind: Literal["neuron"]
-    name: str
+    kind: Literal["neuron"] = "neuron"
     container: str = "neuron-vllm-0.9"
     tensor_parallel_size: StrictInt = Field(1, ge=1)
     max_model_len: StrictInt = Field(4096, ge=128)
@@ -154,11 +99,10 @@ class NeuronServing(_Strict):
     extra_env: dict[str, str] = Field(default_factory=dict)
 
 
-class LmiServing(_Strict):
+class LmiServing(ServingBase):
     """DJL LMI (v20, async mode): knobs become OPTION_* environment variables."""
 
-    kind: Literal["lmi"]
-    name: str
+    kind: Literal["lmi"] = "lmi"
     container: str = "djl-lmi-v20"
     tensor_parallel_degree: StrictInt = Field(1, ge=1)
     dtype: str = "bf16"
@@ -169,80 +113,13 @@ class LmiServing(_Strict):
     extra_env: dict[str, str] = Field(default_factory=dict)
 
 
-class OpenAIServing(_Strict):
-    """An OpenAI-compatible endpoint that already runs (vLLM on a machine of yours, a gateway):
-    nothing is deployed or torn down. The API key, if any, is the password of an Airflow connection."""
+for _shared in (VllmServing, LmiServing, NeuronServing):  # serving kinds more than one backend runs
+    registry.register_serving(_shared)
 
-    kind: Literal["openai"]
-    name: str
-    base_url: str = Field(pattern=r"^https?://")  # ends in /v1
-    model_name: str = "default"  # the `model` field of each request
-    api_key_conn_id: str | None = None
-
-
-class BedrockServing(_Strict):
-    """A per-token API model on Amazon Bedrock, streamed with ConverseStream. `api` names its entry
-    in catalog/api_prices.yaml (model id, $/M input and output tokens per region)."""
-
-    kind: Literal["bedrock"]
-    name: str
-    api: str
-    model_id: str | None = None  # default: the catalog entry's model id (an inference profile id works too)
-
-
-Serving = Annotated[
-    LocalServing | VllmServing | LmiServing | NeuronServing | OpenAIServing | BedrockServing,
-    Field(discriminator="kind"),
-]
-
-
-class SageMakerSettings(_Strict):
-    region: str
-    aws_conn_id: str = "aws_default"
-    role_arn: str | None = None  # else the connection's extra `role_arn`
-    endpoint_timeout_s: int = Field(1800, ge=10)  # InService wait (real endpoints: minutes)
-    expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
-    precision_policy: Literal["refuse", "warn"] = "refuse"  # a precision the GPU cannot run natively
-    kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # GPU memory kept free for KV cache
-    instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent endpoints per instance type
-    runtime_url: str | None = None  # override the runtime host (VPC endpoints, tests)
-
-
-class Ec2Settings(_Strict):
-    """Instances we launch, serve from, and terminate. Network: a subnet and security group from
-    here (or the connection extra `subnet_id` / `security_group_id`); without a security group, one
-    is created per target admitting only `runner_cidr` on the server port, and deleted after."""
-
-    region: str
-    aws_conn_id: str = "aws_default"
-    ami_id: str | None = None  # one AMI for every ec2 target; else resolved from an SSM parameter at deploy
-    # One SSM parameter for every ec2 target; None: per target, AWS's public parameter for its host
-    # CPU and accelerator driver (catalog/instances.yaml `ec2_amis`: Deep Learning AMIs, Neuron DLAMI).
-    ami_ssm_parameter: str | None = None
-    account_id: str | None = None  # fills {account} in a container image of your own registry
-    subnet_id: str | None = None
-    security_group_id: str | None = None
-    runner_cidr: str | None = None  # who may reach the server (default: this runner's address /32)
-    key_name: str | None = None
-    iam_instance_profile: str | None = None
-    root_volume_gb: int = Field(200, ge=8)
-    server_port: int = Field(8000, ge=1, le=65535)
-    # How the runner reaches the server: {public_ip}, {private_ip}, {public_dns}, {port} filled in.
-    server_url: str = "http://{public_ip}:{port}/v1"
-    ready_timeout_s: int = Field(1800, ge=10)  # running + the server's /health (image pull, model load)
-    expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
-    instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent instances per type
-    precision_policy: Literal["refuse", "warn"] = "warn"  # a precision the accelerator widens or emulates
-    kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # accelerator memory kept free for KV cache
-
-
-class BedrockSettings(_Strict):
-    region: str
-    aws_conn_id: str = "aws_default"
-    runtime_url: str | None = None  # override the runtime host (VPC endpoints, tests)
-    # No timeout of its own: a Bedrock request is bounded by the workload's request_timeout_s, as
-    # every backend's is.
-
+# Any serving model a backend package registered, validated by its `kind` (registry).
+Serving = Annotated[SerializeAsAny[ServingBase], WrapValidator(registry.validate_serving)]
+# What plan resolved a target's backend into: the model its kind registered (registry).
+BackendTarget = Annotated[SerializeAsAny[BackendTargetBase], WrapValidator(registry.validate_target)]
 
 KNOWN_REGIONS = {
     "us-east-1",
@@ -288,6 +165,16 @@ class Price(_Strict):
     def hourly(cls, usd_per_hour: float, source: str, date: str | None = None) -> Price:
         return cls(basis="per_hour", usd_per_hour=usd_per_hour, source=source, date=date)
 
+    def summary(self) -> str:
+        """The price and where it is from, as the plan's checks print it."""
+        if self.basis == "per_hour":
+            figure = f"${self.usd_per_hour:.4f}/h"
+        elif self.basis == "per_token":
+            figure = f"${self.usd_per_m_input_tokens:g} / ${self.usd_per_m_output_tokens:g} per M input / output tokens"
+        else:
+            return f"none ({self.note})"
+        return f"{figure} ({', '.join(x for x in (self.source, self.date) if x)})"
+
 
 class ContainerImage(_Strict):
     """A serving container from the catalog (catalog/instances.yaml `containers`)."""
@@ -298,60 +185,10 @@ class ContainerImage(_Strict):
     gpu_archs: list[str]
     inference_ami_version: str | None = None
     source: str | None = None
-    platform: Literal["sagemaker", "ec2"] = "sagemaker"
+    platform: str | None = (
+        None  # the backend kind the image is for (catalog `platform`; None: a plan.json from before it)
+    )
     cpu_archs: list[str] = Field(default_factory=lambda: ["x86_64"])  # host CPUs the image is built for
-
-
-class LocalTarget(_Strict):
-    """llama-server on this machine: nothing beyond its serving knobs."""
-
-    kind: Literal["local"] = "local"
-
-
-class SageMakerTarget(_Strict):
-    """A SageMaker real-time endpoint: the config's sagemaker section and the resolved container."""
-
-    kind: Literal["sagemaker"] = "sagemaker"
-    settings: SageMakerSettings
-    container: ContainerImage
-
-
-class OpenAITarget(_Strict):
-    """An endpoint that already runs; its key (if any) is read from an Airflow connection."""
-
-    kind: Literal["openai"] = "openai"
-    base_url: str
-    model_name: str = "default"
-    api_key_conn_id: str | None = None
-    # One connection per stream, reused (as vLLM's and every peer's clients do): a fresh one per
-    # request makes the server accept a connection per request, which a closed loop's waves pay
-    # for (docs/offered-load.md). A stream whose reused connection the server closes stops asking
-    # (httpstream.StreamClient). false: `Connection: close`, a fresh connection per request.
-    keep_alive: bool = True
-
-
-class Ec2Target(_Strict):
-    """An EC2 instance we launch with a serving container (vLLM; Neuron DLC) and terminate."""
-
-    kind: Literal["ec2"] = "ec2"
-    settings: Ec2Settings
-    container: ContainerImage
-    ami_ssm_parameter: str | None = None  # resolved at plan for this instance (unless settings.ami_id)
-
-
-class BedrockTarget(_Strict):
-    """A per-token API: nothing deployed; requests go to the Bedrock runtime, SigV4-signed."""
-
-    kind: Literal["bedrock"] = "bedrock"
-    settings: BedrockSettings
-    model_id: str
-
-
-BackendTarget = Annotated[
-    LocalTarget | SageMakerTarget | OpenAITarget | Ec2Target | BedrockTarget, Field(discriminator="kind")
-]
-BackendKind = Literal["local", "sagemaker", "openai", "ec2", "bedrock"]
-BACKEND_KINDS: tuple[str, ...] = ("local", "sagemaker", "openai", "ec2", "bedrock")
 
 
 class ResolvedTarget(_Strict):
@@ -365,7 +202,7 @@ class ResolvedTarget(_Strict):
     model: str
     hf_id: str | None
     # The model revision served (the catalog's `hf_revision`: a commit or tag) where the backend
-    # pins it (ec2 and sagemaker vLLM pass it to the server); None where unknown.
+    # pins it (BackendSpec.pins_revision: the server is told to load it); None where unknown.
     model_revision: str | None = None
     precision: str
     serving: Serving

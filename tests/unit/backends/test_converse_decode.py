@@ -9,9 +9,11 @@ from botocore.credentials import Credentials
 
 from llmbench.analysis import metrics
 from llmbench.backends.bedrock.backend import BedrockBackend, converse_stream_url
-from llmbench.loadgen.prompts import converse_request_body, make_prompt
-from llmbench.loadgen.wire import build_record, decode_converse
-from llmbench.schemas.targets import BedrockSettings, BedrockTarget, ResolvedTarget
+from llmbench.backends.bedrock.wire import converse_request_body, decode_converse
+from llmbench.loadgen.prompts import make_prompt
+from llmbench.loadgen.wire import build_record
+from llmbench.backends.bedrock.models import BedrockSettings, BedrockTarget
+from llmbench.schemas.targets import ResolvedTarget
 from llmbench.testing.eventstream import event_frame, exception_frame
 
 MS = 1_000_000

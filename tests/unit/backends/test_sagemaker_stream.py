@@ -4,7 +4,8 @@ import json
 
 from botocore.credentials import Credentials
 
-from llmbench.backends.awsstream import SigV4Signer, runtime_url, sagemaker_headers
+from llmbench.backends.awsstream import SigV4Signer
+from llmbench.backends.sagemaker.wire import runtime_url, sagemaker_headers
 from llmbench.loadgen.wire import build_record, decode_eventstream
 from llmbench.testing.eventstream import exception_frame, payload_part
 
@@ -58,7 +59,7 @@ def test_lmi_json_lines():
 
 def test_signer_signs_for_sagemaker_and_refreezes():
     creds = Credentials("AKIDEXAMPLE", "secret", "tok")
-    s = SigV4Signer(creds, "us-west-2")
+    s = SigV4Signer(creds, "us-west-2", "sagemaker")
     url = runtime_url("us-west-2", "my endpoint")
     assert url == "https://runtime.sagemaker.us-west-2.amazonaws.com/endpoints/my%20endpoint/invocations-response-stream"
     h = s.sign(url, b"{}", sagemaker_headers())

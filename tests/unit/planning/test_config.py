@@ -313,5 +313,5 @@ def test_config_regions_are_the_union_of_every_configs_aws_sections(tmp_path):
     validated = set()
     for name in available_configs():
         cfg = load_config(name)
-        validated |= {s.region for s in (cfg.sagemaker, cfg.ec2, cfg.bedrock) if s is not None}
+        validated |= {s.region for s in cfg.sections.values() if getattr(s, "region", None)}
     assert config_regions() == sorted(validated) and "us-east-2" in validated

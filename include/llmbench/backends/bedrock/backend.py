@@ -1,12 +1,12 @@
 """Amazon Bedrock, a per-token API: nothing is deployed or torn down; requests go to the Bedrock
 runtime's ConverseStream, SigV4-signed (service name `bedrock`), and come back as AWS event-stream
-frames of JSON events (decoded off the hot path by wire.decode_converse).
+frames of JSON events (decoded off the hot path by llmbench.backends.bedrock.wire.decode_converse).
 
   POST {runtime}/model/{model id, URL-encoded}/converse-stream
 
 The library takes a boto3 Session (the DAG builds it from the target's Airflow AWS connection,
 bedrock.aws_conn_id); without one, the standard credential chain. Credentials are frozen into the
-signer (sagemaker_stream.SigV4Signer), which pickles into load-generator processes.
+signer (awsstream.SigV4Signer), which pickles into load-generator processes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from urllib.parse import quote
 
 from llmbench.backends.awsstream import EVENTSTREAM, SigV4Signer
 from llmbench.backends.base import DeployError, Endpoint, EngineVersion, Handle, Readiness, Teardown
-from llmbench.schemas.targets import BedrockTarget, ResolvedTarget
+from llmbench.backends.bedrock.models import BedrockTarget
+from llmbench.schemas.targets import ResolvedTarget
 
 SIGNING_SERVICE = "bedrock"  # the SigV4 scope of bedrock-runtime's data plane
 
@@ -85,7 +86,7 @@ class BedrockBackend:
             model=handle["model_id"],
             headers=bedrock_headers(),
             wire="bedrock",
-            signer=SigV4Signer(self.session.get_credentials(), region, service=SIGNING_SERVICE),
+            signer=SigV4Signer(self.session.get_credentials(), region, SIGNING_SERVICE),
             # one TLS connection per stream, kept: a handshake per request would be measured as TTFT
             keep_alive=True,
             metrics_note="Bedrock is a per-token API: no server metrics",

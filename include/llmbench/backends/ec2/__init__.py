@@ -1,3 +1,7 @@
-"""EC2 instances launched with a serving container, and terminated after (backend)."""
+"""EC2 instances launched with a serving container, and terminated after (backend), their config
+section and target (models) and the registry entry (spec).
+Importing the package registers the kind (llmbench.schemas.registry)."""
 
-__all__ = ["backend"]
+from llmbench.backends.ec2 import spec  # noqa: F401 (registers the kind)
+
+__all__ = ["backend", "models", "spec"]

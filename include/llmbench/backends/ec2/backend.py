@@ -43,7 +43,8 @@ from llmbench.backends.base import (
     poll_until_ready,
     torn_down,
 )
-from llmbench.schemas.targets import Ec2Target, NeuronServing, ResolvedTarget, VllmServing
+from llmbench.backends.ec2.models import Ec2Target
+from llmbench.schemas.targets import NeuronServing, ResolvedTarget, VllmServing
 
 log = logging.getLogger("llmbench")
 

@@ -32,9 +32,10 @@ from llmbench.backends.base import (
     poll_until_ready,
     torn_down,
 )
+from llmbench.backends.local.models import LocalServing
 from llmbench.backends.local.smoke import cpu_fingerprint
 from llmbench.lifetime import libc, set_parent_death_signal
-from llmbench.schemas.targets import LocalServing, ResolvedTarget
+from llmbench.schemas.targets import ResolvedTarget
 from llmbench.settings import settings
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 from llmbench.backends import servermetrics
 from llmbench.backends.base import DeployError, Endpoint, EngineVersion, Handle, Readiness, Teardown, poll_until_ready
+from llmbench.backends.openai.models import OpenAITarget
 from llmbench.redaction import add_secret
-from llmbench.schemas.targets import OpenAITarget, ResolvedTarget
+from llmbench.schemas.targets import ResolvedTarget
 
 # What no HTTP header value may hold (CR and LF would start another header).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -16,7 +16,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from llmbench.backends.awsstream import SigV4Signer, runtime_url, sagemaker_headers
+from llmbench.backends.awsstream import SigV4Signer
 from llmbench.backends.base import (
     MANAGED_BY,
     TAG_EXPIRES,
@@ -31,7 +31,9 @@ from llmbench.backends.base import (
     Teardown,
     torn_down,
 )
-from llmbench.schemas.targets import LmiServing, ResolvedTarget, SageMakerTarget, VllmServing
+from llmbench.backends.sagemaker.models import SageMakerTarget
+from llmbench.backends.sagemaker.wire import SIGNING_SERVICE, runtime_url, sagemaker_headers
+from llmbench.schemas.targets import LmiServing, ResolvedTarget, VllmServing
 
 log = logging.getLogger("llmbench")
 
@@ -255,7 +257,7 @@ class SageMakerBackend:
             url=runtime_url(region, handle["endpoint_name"], handle.get("runtime_url")),
             headers=sagemaker_headers(),
             wire="sagemaker",
-            signer=SigV4Signer(self.session.get_credentials(), region),
+            signer=SigV4Signer(self.session.get_credentials(), region, SIGNING_SERVICE),
             keep_alive=True,
             metrics_note=NO_SERVER_PATHS,
         )

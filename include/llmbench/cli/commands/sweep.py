@@ -88,11 +88,11 @@ def add_parser(sub: Any) -> None:
     from llmbench.schemas.workload import Workload
 
     s = sub.add_parser("sweep", help="drive a streaming endpoint through a concurrency sweep")
-    s.add_argument("--backend", choices=["openai", "local", "sagemaker"], default="openai")
+    s.add_argument("--backend", choices=["openai", "local", *_existing_kinds()], default="openai")
     s.add_argument("--url", help="OpenAI-compatible base URL ending in /v1 (backend openai)")
-    s.add_argument("--endpoint", help="an existing SageMaker endpoint's name (backend sagemaker)")
-    s.add_argument("--region", help="its AWS region (backend sagemaker)")
-    s.add_argument("--runtime-url", help="override the SageMaker runtime host (VPC endpoints, tests)")
+    s.add_argument("--endpoint", help=f"an existing endpoint's name (backend {'/'.join(_existing_kinds())})")
+    s.add_argument("--region", help=f"its AWS region (backend {'/'.join(_existing_kinds())})")
+    s.add_argument("--runtime-url", help="override the runtime host (VPC endpoints, tests)")
     s.add_argument("--model", default="default", help="model name sent in the request (backend openai)")
     s.add_argument(
         "--no-keep-alive",
@@ -147,9 +147,9 @@ def run(a: argparse.Namespace) -> int:
 
     from llmbench.backends.base import Backend
     from llmbench.backends.local.backend import LocalBackend
+    from llmbench.backends.local.models import LocalServing
     from llmbench.backends.openai.backend import OpenAIBackend
     from llmbench.loadgen.sweep import run_sweep, run_warmup
-    from llmbench.schemas.targets import LocalServing
     from llmbench.schemas.workload import length_range
 
     contradiction = _contradiction(a)
@@ -177,8 +177,8 @@ def run(a: argparse.Namespace) -> int:
     refused = _prepare_out(out, a.overwrite)
     if refused:
         raise InputError(f"--out: {refused}")
-    if a.backend == "sagemaker":
-        return _sweep_existing_sagemaker(a, workload, out)
+    if a.backend in _existing_kinds():
+        return _sweep_existing(a, workload, out)
     if a.backend == "openai" and not a.url:
         raise InputError("--backend openai needs --url http://HOST:PORT/v1")
     backend: Backend
@@ -268,45 +268,44 @@ def _contradiction(a: argparse.Namespace) -> str | None:
         "--url": ("openai", a.url),
         "--model": ("openai", a.model if a.model != "default" else None),
         "--no-keep-alive": ("openai", a.no_keep_alive or None),
-        "--endpoint": ("sagemaker", a.endpoint),
-        "--region": ("sagemaker", a.region),
-        "--runtime-url": ("sagemaker", a.runtime_url),
+        "--endpoint": ("/".join(_existing_kinds()), a.endpoint),
+        "--region": ("/".join(_existing_kinds()), a.region),
+        "--runtime-url": ("/".join(_existing_kinds()), a.runtime_url),
         "--parallel": ("local", a.parallel),
         "--threads": ("local", a.threads),
     }
     for flag, (backend, value) in only.items():
-        if value is not None and a.backend != backend:
+        if value is not None and a.backend not in backend.split("/"):
             return f"{flag} is for --backend {backend}, not --backend {a.backend}"
     return None
 
 
-def _sweep_existing_sagemaker(a: argparse.Namespace, workload: Workload, out: Path) -> int:
-    """Drive an existing SageMaker endpoint (nothing is deployed or deleted); credentials come from
-    the standard AWS chain (environment, profile, instance role)."""
-    import boto3
+def _existing_kinds() -> tuple[str, ...]:
+    """The backend kinds that can drive an endpoint that already exists (BackendSpec.existing_endpoint)."""
+    from llmbench.schemas import registry
 
-    from llmbench.backends.awsstream import SigV4Signer, runtime_url, sagemaker_headers
-    from llmbench.backends.base import Endpoint
+    return tuple(spec.kind for spec in registry.specs() if spec.existing_endpoint is not None)
+
+
+def _sweep_existing(a: argparse.Namespace, workload: Workload, out: Path) -> int:
+    """Drive an existing endpoint of a.backend (nothing is deployed or deleted); credentials come
+    from the standard AWS chain (environment, profile, instance role)."""
     from llmbench.loadgen.sweep import run_sweep, run_warmup
+    from llmbench.schemas import registry
 
+    existing = registry.get(a.backend).existing_endpoint
+    assert existing is not None
     if not a.endpoint or not a.region:
-        print("llmbench sweep: --backend sagemaker needs --endpoint NAME and --region REGION", file=sys.stderr)
+        print(f"llmbench sweep: --backend {a.backend} needs --endpoint NAME and --region REGION", file=sys.stderr)
         return 2
     try:
-        signer = SigV4Signer(boto3.Session(region_name=a.region).get_credentials(), a.region)
+        endpoint = existing(a.endpoint, a.region, a.runtime_url)
     except ValueError as e:
         print(f"llmbench sweep: {safe(e)}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 (no credentials, a bad profile: one line, not a traceback)
         print(f"llmbench sweep: AWS credentials: {type(e).__name__}: {safe(e)}", file=sys.stderr)
         return 1
-    endpoint = Endpoint(
-        url=runtime_url(a.region, a.endpoint, a.runtime_url),
-        headers=sagemaker_headers(),
-        wire="sagemaker",
-        signer=signer,
-        keep_alive=True,
-    )
     _say(f"endpoint {endpoint.url}")
     try:
         run_warmup(endpoint, workload, progress=_say, out_dir=out)

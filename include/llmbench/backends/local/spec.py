@@ -1,0 +1,42 @@
+"""The local kind, as the registry knows it: llama-server on this machine, one target at a time."""
+
+from __future__ import annotations
+
+from llmbench.backends.local.models import LocalServing, LocalTarget
+from llmbench.schemas import registry
+from llmbench.schemas.registry import BackendSpec, Capacity, ConfigError, PlanContext, Resolved
+
+# Pool created by `make airflow-db`, the tests and the compose init service (deploy/pools.json):
+# one slot, since local targets share two cores and their measurements must not overlap.
+LOCAL_POOL = "llmbench_local"
+
+
+def plan(ctx: PlanContext) -> Resolved:
+    """The workload's longest request fits one slot's share of the context."""
+    s = ctx.target.serving
+    assert isinstance(s, LocalServing)  # BenchmarkConfig pairs the serving kind with its backend
+    model = ctx.catalogs["models"][ctx.target.model]
+    if ctx.need_tokens > min(s.ctx_per_slot, model["context_length"]):
+        raise ConfigError(
+            f"{ctx.where}.serving.ctx_per_slot: input + output tokens ({ctx.need_tokens}) exceed the per-slot "
+            f"context ({s.ctx_per_slot}); raise ctx_per_slot or shorten the workload"
+        )
+    ctx.out.passed(f"tokens {ctx.need_tokens} <= ctx_per_slot {min(s.ctx_per_slot, model['context_length'])}")
+    return Resolved("local", LocalTarget())
+
+
+SPEC = registry.register(
+    BackendSpec(
+        kind="local",
+        backend="llmbench.backends.local.backend:LocalBackend",
+        target=LocalTarget,
+        serving=("llama-server",),
+        plan=plan,
+        hardware=True,
+        deploy_overhead_min=0.1,
+        # A target's deploy waits until no other local target of the run has a server alive, so two
+        # targets' servers never overlap (the pool alone serialises tasks, not a target's lifetime).
+        capacity=Capacity(pool=LOCAL_POOL, pool_scope="target", deploy_poke_s=30),
+    ),
+    LocalServing,
+)

@@ -1,0 +1,93 @@
+"""The sagemaker kind, as the registry knows it: SageMaker real-time endpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmbench.backends.sagemaker import prices
+from llmbench.backends.sagemaker.models import SageMakerSettings, SageMakerTarget
+from llmbench.backends.sagemaker.wire import SIGNING_SERVICE, runtime_url, sagemaker_headers
+from llmbench.schemas import registry
+from llmbench.schemas.registry import BackendSpec, BackendTargetBase, Capacity, PlanContext, Platform, Resolved
+
+# One slot (deploy/pools.json), so that the check of an instance type's endpoint quota and the
+# create that follows it are atomic across workers.
+DEPLOY_POOL = "llmbench_sagemaker_deploy"
+
+
+def plan(ctx: PlanContext) -> Resolved:
+    """The shared checks of a GPU or Neuron container on the instance type (planning.checks)."""
+    container = ctx.check_accelerated()
+    return Resolved(ctx.settings.region, SageMakerTarget(settings=ctx.settings, container=container))
+
+
+def platform_kwargs(target: BackendTargetBase, platform: Platform) -> dict[str, Any]:
+    """A boto3 session with the credentials of the config's AWS connection, the connection's
+    control-plane endpoint override if any, and the execution role from the connection extra
+    `execution_role_arn` (the config's sagemaker.role_arn wins)."""
+    assert isinstance(target, SageMakerTarget)
+    sm = target.settings
+    return {
+        "session": platform.aws_session(sm.aws_conn_id, sm.region, "sagemaker"),
+        "endpoint_url": platform.aws_endpoint_url(sm.aws_conn_id, sm.region, "sagemaker", "sagemaker"),
+        "role_arn": sm.role_arn or platform.aws_extra(sm.aws_conn_id, sm.region, "sagemaker").get("execution_role_arn"),
+    }
+
+
+def listed_price(region: str, instance_type: str) -> tuple[float, str, str] | None:
+    """The AWS Pricing API's hosting price, as the llmbench_prices DAG last cached it."""
+    p = prices.cached_prices().get(region, {}).get(instance_type)
+    if p is None:
+        return None
+    return (
+        p["usd_per_hour"],
+        f"AWS Pricing API ({prices.SERVICE_CODE} hosting, sku {p.get('sku')})",
+        p["fetched_at"][:10],
+    )
+
+
+def unmanaged_twin(instance_type: str) -> str | None:
+    """ml.<type> is the hardware of the instance type <type>, run unmanaged."""
+    return instance_type.removeprefix("ml.") if instance_type.startswith("ml.") else None
+
+
+def existing_endpoint(name: str, region: str, runtime_url_override: str | None = None) -> Any:
+    """An endpoint that already exists, signed with the standard AWS credential chain (environment,
+    profile, instance role); nothing is deployed or deleted. Raises ValueError without credentials."""
+    import boto3
+
+    from llmbench.backends.awsstream import SigV4Signer
+    from llmbench.backends.base import Endpoint
+
+    signer = SigV4Signer(boto3.Session(region_name=region).get_credentials(), region, SIGNING_SERVICE)
+    return Endpoint(
+        url=runtime_url(region, name, runtime_url_override),
+        headers=sagemaker_headers(),
+        wire="sagemaker",
+        signer=signer,
+        keep_alive=True,
+    )
+
+
+SPEC = registry.register(
+    BackendSpec(
+        kind="sagemaker",
+        backend="llmbench.backends.sagemaker.backend:SageMakerBackend",
+        target=SageMakerTarget,
+        serving=("vllm", "lmi"),
+        plan=plan,
+        settings=SageMakerSettings,
+        section_needs="region, role_arn or aws_conn_id",
+        hardware=True,
+        # Create + InService (seed 001: ~9 minutes) and delete, for the plan's estimate only.
+        deploy_overhead_min=12.0,
+        default_containers={"vllm": "vllm-0.15.1"},
+        pins_revision=("vllm",),  # SM_VLLM_REVISION
+        capacity=Capacity(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
+        platform_kwargs=platform_kwargs,
+        janitor_client="sagemaker",
+        listed_price=listed_price,
+        unmanaged_twin=unmanaged_twin,
+        existing_endpoint=existing_endpoint,
+    )
+)

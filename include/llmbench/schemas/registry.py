@@ -1,0 +1,330 @@
+"""The backend registry: every backend kind, and every wire format, declared once by its own package.
+
+A backend package (llmbench/backends/<kind>/) builds one `BackendSpec` (its target model, its
+config section and settings model, its serving kinds, its plan check, its estimate constants, its
+DAG capacity, what it needs from the platform, its backend class) and calls `register(spec)` when
+imported; `llmbench.backends` imports every built-in package. Generic code (config validation,
+plan, estimates, the Airflow plugin, the DAG's per-kind groups, the CLI) asks the registry and
+never names a kind. The models live here, in the schemas layer, so that `ResolvedTarget` can
+validate a target of any registered kind without importing a backend: the first lookup of a kind
+not registered yet imports `llmbench.backends` by name (discovery, as an entry point would be),
+so a plan.json loads in a process that never imported a backend.
+
+Wire formats (how a request body is built and a streamed response decoded) register the same way:
+`register_wire(WireFormat(...))`; "sse" (OpenAI chat completions) is the default every other
+field falls back to.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidatorFunctionWrapHandler
+
+from llmbench.errors import InputError
+
+BUILTINS = "llmbench.backends"  # imported on the first lookup of a kind not yet registered
+
+
+class ConfigError(InputError, ValueError):
+    """A config or Param that cannot be run. The message is one line, meant for the user."""
+
+
+class Strict(BaseModel):
+    # Frozen: a planned target is what every task of a run agrees on; nothing edits it on the way.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BackendTargetBase(Strict):
+    """What plan resolves a target's backend into (ResolvedTarget.backend); each kind subclasses
+    it with `kind: Literal["<kind>"]` and its own fields."""
+
+    kind: str
+
+
+class ServingBase(Strict):
+    """A serving configuration (TargetSpec.serving); each serving kind subclasses it with
+    `kind: Literal["<serving kind>"]`."""
+
+    kind: str
+    name: str
+
+
+@dataclass
+class StreamParse:
+    """What a streamed response said: its content chunks' arrival times, finish reason, usage."""
+
+    content_ns: list[int]
+    finish_reason: str | None
+    usage: dict[str, Any] | None
+    error_kind: str | None = None
+    error_detail: str | None = None
+
+
+Chunks = list[tuple[int, bytes]]  # (arrival ns, bytes) as read
+
+
+@dataclass(frozen=True)
+class WireFormat:
+    """How requests look and responses come back on one wire. Every None falls back to "sse":
+    OpenAI chat completions, streamed as server-sent events."""
+
+    name: str
+    # The streamed request's body from (prompt text, system prompt, max tokens, model).
+    stream_body: Callable[[str, str | None, int, str], dict[str, Any]] | None = None
+    # Response chunks -> (timestamped lines, error kind, error detail): the framing around SSE lines.
+    unframe: Callable[[Chunks], tuple[Chunks, str | None, str | None]] | None = None
+    # The whole response's chunks -> StreamParse, when the wire is not SSE lines at all.
+    parse: Callable[[Chunks], StreamParse] | None = None
+    throttled_statuses: frozenset[int] = frozenset()  # HTTP statuses recorded as "throttled"
+    # Non-streaming requests (the quality stage): the URL from the streaming one, extra headers,
+    # the body from (prompt, max tokens, OpenAI tools or None), and the answer from the JSON reply
+    # as (text, [(tool name, arguments JSON)]).
+    answer_url: Callable[[str], str] | None = None
+    answer_headers: Mapping[str, str] = field(default_factory=dict)
+    answer_body: Callable[[str, int, list[dict[str, Any]] | None], dict[str, Any]] | None = None
+    answer_parse: Callable[[Any], tuple[str, list[tuple[str, str]]]] | None = None
+
+
+class Checked(Protocol):
+    """The planner's record of one target's checks (planning.checks._Checked)."""
+
+    warnings: list[str]
+    checks: list[str]
+    tp: int
+
+    def passed(self, what: str, outcome: str = "ok") -> None: ...
+    def warned(self, what: str, outcome: str, warning: str) -> None: ...
+
+
+class PlanContext(Protocol):
+    """What the planner hands a backend's plan check: the target as configured (TargetSpec), its
+    backend's config section (None: the kind has none), the catalogs, the longest request in
+    tokens, the check record, and the planner's shared checks of accelerated hardware."""
+
+    @property
+    def where(self) -> str:  # "targets[<id>]", the start of every message
+        ...
+
+    @property
+    def kind(self) -> str: ...
+
+    target: Any
+    settings: Any
+    catalogs: dict[str, Any]
+    need_tokens: int
+
+    @property
+    def out(self) -> Checked: ...
+
+    def check_accelerated(self, platform_check: Callable[[str, Any, str, str], None] | None = None) -> Any:
+        """The container image (ContainerImage) after the shared checks of a GPU or Neuron target;
+        platform_check(image name, image, host cpu, accelerator arch) runs where a platform adds its own."""
+        ...
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A backend's plan check's answer: the region, the backend target, and its price (None on a
+    hardware backend: the planner prices the instance type)."""
+
+    region: str
+    backend: BackendTargetBase
+    price: Any = None  # schemas.targets.Price
+
+
+class Platform(Protocol):
+    """What the platform (Airflow connections, in plugins/llmbench_airflow.py) provides a backend."""
+
+    def aws_session(self, conn_id: str, region: str, client_type: str) -> Any: ...
+    def aws_endpoint_url(self, conn_id: str, region: str, client_type: str, service: str) -> str | None: ...
+    def aws_extra(self, conn_id: str, region: str, client_type: str) -> dict[str, Any]: ...
+    def password(self, conn_id: str) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The DAG's capacity controls of a kind's task group: its pool (None: none), whether the pool
+    holds every task of a target ("target": one target at a time on a shared machine) or only its
+    deploy ("deploy": a quota check and the create after it are atomic), and the seconds between a
+    waiting deploy's and a waiting readiness check's looks (None: a plain task that does not wait)."""
+
+    pool: str | None = None
+    pool_scope: Literal["deploy", "target"] = "deploy"
+    deploy_poke_s: int | None = None
+    ready_poke_s: int | None = None
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """One backend kind, as its package declares it."""
+
+    kind: str
+    backend: str  # "module:Class" of its llmbench.backends.base.Backend, imported when one is made
+    target: type[BackendTargetBase]  # what plan resolves (ResolvedTarget.backend)
+    serving: tuple[str, ...]  # the serving kinds it runs
+    plan: Callable[[PlanContext], Resolved]  # its plan-time checks
+    settings: type[BaseModel] | None = None  # its config section's model
+    section: str | None = None  # its config section's key (default: the kind, when it has settings)
+    section_needs: str = ""  # what the section holds, for the error when it is missing
+    hardware: bool = False  # runs on a catalog instance type: instance_type and precision required
+    instance_label: str = "external"  # the instance_type of a target that names none
+    deploy_overhead_min: float = 0.0  # estimate: minutes to create and delete its endpoint
+    default_containers: Mapping[str, str] = field(default_factory=dict)  # serving kind -> catalog image
+    pins_revision: tuple[str, ...] = ()  # serving kinds told to load the catalog's hf_revision
+    capacity: Capacity = Capacity()
+    # The kwargs its backend class takes from the platform (None: none).
+    platform_kwargs: Callable[[BackendTargetBase, Platform], dict[str, Any]] | None = None
+    # The AWS client whose endpoint override the janitor uses (None: nothing of it can leak).
+    janitor_client: str | None = None
+    # An instance type's $/hour from a price list of its own (None: the catalog's), as
+    # (usd_per_hour, source, date); called with (region, instance_type).
+    listed_price: Callable[[str, str], tuple[float, str, str] | None] | None = None
+    # The instance type that is the same hardware run unmanaged (on whichever kind offers it), for
+    # one of ours, so a row can show what the managed path adds (results.tables); None: none.
+    unmanaged_twin: Callable[[str], str | None] | None = None
+    # An Endpoint for an endpoint of this kind that already exists (the CLI's `sweep --backend`),
+    # from (name, region, runtime URL override); nothing is deployed or deleted.
+    existing_endpoint: Callable[[str, str, str | None], Any] | None = None
+
+    @property
+    def section_key(self) -> str | None:
+        return (self.section or self.kind) if self.settings is not None else None
+
+
+_SPECS: dict[str, BackendSpec] = {}
+_SERVING: dict[str, type[ServingBase]] = {}
+_WIRES: dict[str, WireFormat] = {"sse": WireFormat("sse")}
+_loaded = False
+
+
+def _load_builtins() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        importlib.import_module(BUILTINS)
+
+
+def register(spec: BackendSpec, *servings: type[ServingBase]) -> BackendSpec:
+    """Add a backend kind (and the serving models only it runs). Registering a kind twice with
+    another spec is an error: two packages claiming one kind."""
+    old = _SPECS.get(spec.kind)
+    if old is not None and old != spec:
+        raise ValueError(f"backend kind {spec.kind!r} is registered already")
+    _SPECS[spec.kind] = spec
+    for model in servings:
+        register_serving(model)
+    _adapters.cache_clear()
+    return spec
+
+
+def register_serving(model: type[ServingBase]) -> None:
+    kind = model.model_fields["kind"].default
+    if not isinstance(kind, str):
+        raise ValueError(f"{model.__name__}.kind needs a default (its serving kind)")
+    _SERVING[kind] = model
+    _adapters.cache_clear()
+
+
+def register_wire(wire: WireFormat) -> WireFormat:
+    _WIRES[wire.name] = wire
+    return wire
+
+
+def kinds() -> tuple[str, ...]:
+    """Every registered backend kind, in registration order."""
+    _load_builtins()
+    return tuple(_SPECS)
+
+
+def specs() -> tuple[BackendSpec, ...]:
+    _load_builtins()
+    return tuple(_SPECS.values())
+
+
+def get(kind: str) -> BackendSpec:
+    """The spec of a kind; a kind nobody registered is a one-line error naming the known ones."""
+    if kind not in _SPECS:
+        _load_builtins()
+    if kind not in _SPECS:
+        raise ValueError(f"backend: unknown {kind!r}; allowed: {list(_SPECS)}")
+    return _SPECS[kind]
+
+
+def wire(name: str) -> WireFormat:
+    if name not in _WIRES:
+        _load_builtins()
+    if name not in _WIRES:
+        raise ValueError(f"wire: unknown {name!r}; allowed: {sorted(_WIRES)}")
+    return _WIRES[name]
+
+
+def wires() -> tuple[str, ...]:
+    _load_builtins()
+    return tuple(_WIRES)
+
+
+@cache
+def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
+    """Discriminated unions of every registered target and serving model (rebuilt on register):
+    pydantic then reports a bad one exactly as it would a union written out by hand."""
+    targets = tuple(s.target for s in _SPECS.values())
+    servings = tuple(_SERVING.values())
+
+    def union(models: tuple[type[BaseModel], ...]) -> TypeAdapter[Any]:
+        if len(models) == 1:
+            return TypeAdapter(models[0])
+        return TypeAdapter(Annotated[_union_of(models), Field(discriminator="kind")])  # type: ignore[arg-type]
+
+    return union(targets), union(servings)
+
+
+def _union_of(models: tuple[type[BaseModel], ...]) -> Any:
+    u: Any = models[0]
+    for m in models[1:]:
+        u = u | m
+    return u
+
+
+def validate_target(value: Any, handler: ValidatorFunctionWrapHandler) -> BackendTargetBase:
+    if isinstance(value, BackendTargetBase):
+        return value
+    _load_builtins()
+    return _adapters()[0].validate_python(value)
+
+
+def validate_serving(value: Any, handler: ValidatorFunctionWrapHandler) -> ServingBase:
+    if isinstance(value, ServingBase):
+        return value
+    _load_builtins()
+    return _adapters()[1].validate_python(value)
+
+
+__all__ = [
+    "BackendSpec",
+    "BackendTargetBase",
+    "Capacity",
+    "Checked",
+    "ConfigError",
+    "PlanContext",
+    "Platform",
+    "Resolved",
+    "ServingBase",
+    "StreamParse",
+    "Strict",
+    "WireFormat",
+    "get",
+    "kinds",
+    "register",
+    "register_serving",
+    "register_wire",
+    "specs",
+    "validate_serving",
+    "validate_target",
+    "wire",
+    "wires",
+]
