@@ -105,9 +105,9 @@ build() {  # build TAG CONTEXT [buildx args...]: BuildKit, with the host's CA bu
   local tag=$1 context=$2; shift 2
   local ca; ca=$(pip_ca)
   local secret=(); [ -n "$ca" ] && secret=(--secret "id=pip_ca,src=$ca")
-  say "building $tag${ca:+ (with $ca, the CA bundle pip trusts, as a build secret)}"
-  docker buildx build --progress=plain "${secret[@]}" -t "$tag" "$@" "$context" >"$STATE/build-${tag//[\/:]/_}.log" 2>&1 \
-    || { tail -30 "$STATE/build-${tag//[\/:]/_}.log"; exit 1; }
+  local log="$STATE/build-${tag//[\/:]/_}.log" t=$SECONDS
+  docker buildx build --progress=plain "${secret[@]}" -t "$tag" "$@" "$context" >"$log" 2>&1 || { tail -30 "$log"; exit 1; }
+  say "built $tag in $((SECONDS - t)) s${ca:+ (with $ca, the CA bundle pip trusts, as the build secret pip_ca)}"
 }
 
 base_image() {
@@ -116,22 +116,31 @@ base_image() {
     say "installing mmdebstrap (the stand-ins' base image)"
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends mmdebstrap >>"$STATE/apt.log" 2>&1
   }
-  say "making $BASE_IMAGE with mmdebstrap --variant=minbase bookworm"
+  local t=$SECONDS
   $SUDO mmdebstrap --quiet --variant=minbase bookworm - http://deb.debian.org/debian | docker import - "$BASE_IMAGE" >/dev/null
+  say "made $BASE_IMAGE with mmdebstrap --variant=minbase bookworm in $((SECONDS - t)) s"
 }
 
 images() {
-  local ref missing=()
+  # Every image that is absent or a stand-in: pull the official one first (the three at once, at
+  # most 120 s: a registry that drops packets must not cost minutes each); stand-ins for the rest.
+  local ref t=$SECONDS want=() missing=() failed=()
   for ref in postgres:16 redis:7.2-bookworm "$AIRFLOW_IMAGE"; do
-    if docker image inspect "$ref" >/dev/null 2>&1; then
-      # A stand-in built earlier is rebuilt (from cache) so that changes to deploy/standins apply.
-      [ -n "$(docker image inspect -f '{{index .Config.Labels "org.llmbench.standin"}}' "$ref")" ] && missing+=("$ref")
-      continue
+    if ! docker image inspect "$ref" >/dev/null 2>&1 \
+      || [ -n "$(docker image inspect -f '{{index .Config.Labels "org.llmbench.standin"}}' "$ref")" ]; then
+      want+=("$ref")
     fi
-    timeout 60 docker pull -q "$ref" >/dev/null 2>&1 || missing+=("$ref")
+  done
+  for ref in "${want[@]}"; do timeout 120 docker pull -q "$ref" >"$STATE/pull-${ref//[\/:]/_}.log" 2>&1 & done
+  for ref in "${want[@]}"; do wait -n || true; done
+  for ref in "${want[@]}"; do
+    if [ -n "$(docker image inspect -f '{{index .Config.Labels "org.llmbench.standin"}}' "$ref" 2>/dev/null || echo none)" ]; then
+      missing+=("$ref")
+      failed+=("$ref: $(tail -1 "$STATE/pull-${ref//[\/:]/_}.log" | cut -c1-80)")
+    fi
   done
   if [ ${#missing[@]} -gt 0 ]; then
-    say "no official image for ${missing[*]} (pull failed or a stand-in is cached): building Debian stand-ins from deploy/standins (docs/operations.md)"
+    say "pull failed in $((SECONDS - t)) s (${failed[0]}): building Debian stand-ins for ${missing[*]} (deploy/standins, docs/operations.md)"
     base_image
     for ref in "${missing[@]}"; do
       case $ref in
