@@ -136,7 +136,7 @@ images() {
   for ref in "${want[@]}"; do
     if [ -n "$(docker image inspect -f '{{index .Config.Labels "org.llmbench.standin"}}' "$ref" 2>/dev/null || echo none)" ]; then
       missing+=("$ref")
-      failed+=("$ref: $(tail -1 "$STATE/pull-${ref//[\/:]/_}.log" | cut -c1-80)")
+      failed+=("$ref: ...$(tail -1 "$STATE/pull-${ref//[\/:]/_}.log" | tail -c 60)")
     fi
   done
   if [ ${#missing[@]} -gt 0 ]; then

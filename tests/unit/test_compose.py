@@ -118,5 +118,20 @@ def test_secrets_live_in_an_ignored_env_file_and_never_in_the_build_context():
     assert ".env" in (ROOT / ".gitignore").read_text().splitlines()
     assert ".env" in (ROOT / ".dockerignore").read_text().splitlines()
     script = (ROOT / "scripts" / "compose_env.sh").read_text()
-    for var in ("AIRFLOW__CORE__FERNET_KEY", "_AIRFLOW_JWT_SECRET", "_AIRFLOW_SECRET_KEY", "_AIRFLOW_WWW_USER_PASSWORD"):
+    for var in ("AIRFLOW__CORE__FERNET_KEY", "_AIRFLOW_JWT_SECRET", "_AIRFLOW_SECRET_KEY",
+                "_AIRFLOW_WWW_USER_PASSWORD"):
         assert f"{var}=" in script, var
+
+
+def test_the_stand_in_images_carry_the_versions_the_compose_file_and_the_lock_name():
+    """Where Docker Hub is unreachable, scripts/compose_test.sh builds deploy/standins under the
+    official names: the Airflow stand-in must install the locked Airflow, and the script must build
+    the image the Dockerfile starts from and the images the compose file names."""
+    locked = re.search(r"^apache-airflow==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M).group(1)
+    standin = (ROOT / "deploy" / "standins" / "airflow" / "Dockerfile").read_text()
+    assert f'"apache-airflow[celery,postgres]=={locked}"' in standin
+    script = (ROOT / "scripts" / "compose_test.sh").read_text()
+    base = re.search(r"^FROM (\S+)$", (ROOT / "Dockerfile").read_text(), re.M).group(1)
+    assert f"AIRFLOW_IMAGE={base}" in script
+    for name in ("postgres", "redis"):
+        assert f"{SERVICES[name]['image']}" in script, name
