@@ -8,6 +8,7 @@ stack up first and takes it down after."""
 
 import json
 import os
+import re
 import subprocess
 import time
 import urllib.request
@@ -134,3 +135,25 @@ def test_llm_benchmark_runs_on_the_worker_and_publishes_to_the_stack_warehouse(a
     # shared secret_key (with a key per component the api-server cannot read it).
     log = json.dumps(api("GET", "/api/v2/dags/llm_benchmark/dagRuns/compose-test/taskInstances/plan/logs/1"))
     assert "compose-test" in log and "Could not read served logs" not in log, log[-2000:]
+
+
+def test_the_ca_bundle_pip_trusted_at_build_time_is_in_no_layer_of_the_image():
+    """scripts/compose_test.sh hands the host's pip CA bundle to the builds as a BuildKit secret.
+    The certificates the host trusts beyond the image's own bundle (a TLS-inspecting proxy's) were
+    needed to reach PyPI, and must be nowhere in the image's files."""
+    ca = os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE")
+    if not ca or not Path(ca).is_file():
+        pytest.skip("the host's pip trusts no CA bundle of its own")
+    pem = r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----"
+    image = compose("config", "--images").stdout.split()
+    ours = next(i for i in image if i.startswith("llmbench-airflow"))
+    bundle = subprocess.run(["docker", "run", "--rm", "--entrypoint", "cat", ours,
+                             "/etc/ssl/certs/ca-certificates.crt"], capture_output=True, text=True, check=True).stdout
+    extra = [c for c in re.findall(pem, Path(ca).read_text(), re.S) if c not in set(re.findall(pem, bundle, re.S))]
+    if not extra:
+        pytest.skip("the host's bundle adds nothing to the image's own")
+    needles = "\n".join(c.splitlines()[5] for c in extra) + "\n"  # a line of each certificate's body
+    found = subprocess.run(["docker", "run", "--rm", "-i", "--entrypoint", "bash", ours, "-c",
+                            "grep -rlF -f /dev/stdin /etc /home /opt /usr /root /var 2>/dev/null; true"],
+                           input=needles, capture_output=True, text=True, check=True, timeout=600).stdout
+    assert found.split() == []
