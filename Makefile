@@ -20,7 +20,7 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: help preflight-run preflight-test preflight-fast venv server browser airflow-db run test test-fast unit-fast lint bench lock clean
+.PHONY: help preflight-run preflight-test preflight-fast venv server browser airflow-db run test test-fast unit-fast lint bench lock clean compose-test
 help:
 	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
 	@echo "    [WAREHOUSE_CONN=postgres://...] [PARAMS='{\"concurrency\": [1, 2]}']  publish to PostgreSQL; more DAG Params"
@@ -31,6 +31,7 @@ help:
 	@echo "make browser                                install Debian's chromium for the report test (once)"
 	@echo "make bench                                  benchmarks (results in benchmarks/results/)"
 	@echo "make lock                                   recompile requirements.txt from requirements.in"
+	@echo "make compose-test                           the docker-compose stack, up for real and driven end to end (installs Docker when absent)"
 
 # Bytecode compiled at install: uv does not by default, and with PYTHONDONTWRITEBYTECODE set every
 # test process would compile Airflow, pandas and Great Expectations from source again.
@@ -94,6 +95,11 @@ bench: venv
 	$(BIN)/python benchmarks/seed_reproduction.py
 	$(BIN)/python benchmarks/offered_load.py
 	$(BIN)/python benchmarks/pipeline_overhead.py
+
+# The compose stack (docker-compose.yaml) end to end: installs the engine and plugins when absent,
+# builds Debian stand-ins for images it cannot pull, up --wait, tests/compose, down -v.
+compose-test: venv
+	@scripts/compose_test.sh
 
 lock:
 	$(BIN)/uv pip compile --python-version 3.11 requirements.in -o requirements.txt
