@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from llmbench.backends.local import LocalBackend, model_file, server_binary
+from llmbench.backends.local import model_file, server_binary
 from llmbench.models import LocalServing
+
+from .shared_server import SharedLlamaServer
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -41,20 +43,27 @@ def _need_local_server():
 
 def small_serving(parallel: int = 2, extra_args=None) -> LocalServing:
     return LocalServing(name=f"test-{parallel}slots", parallel=parallel, threads=2, ctx_per_slot=512,
-                        # The session's shared server must outlive the whole suite (16 min and growing):
-                        # at 900 s its own lifetime guard stopped it mid-run, under later tests.
-                        max_lifetime_s=3600, extra_args=extra_args or [])
+                        extra_args=extra_args or [])
 
 
 @pytest.fixture(scope="session")
-def local_server(tmp_path_factory):
-    backend = LocalBackend()
-    handle = backend.start_server(small_serving(), tmp_path_factory.mktemp("server"))
+def shared_llama_server(tmp_path_factory):
+    """One llama-server for the session: it dies with pytest, not after a fixed time (shared_server.py)."""
+    server = SharedLlamaServer(small_serving(), tmp_path_factory.mktemp("server"))
     try:
-        backend.wait_ready(handle, 120)
-        yield handle
+        server.wait_ready(120)
+        yield server
     finally:
-        backend.teardown(handle)
+        server.stop()
+
+
+@pytest.fixture
+def local_server(shared_llama_server):
+    """The shared server's handle, checked alive before the test and again after it: a test whose
+    server died fails with the server's exit status and log, not with an error from a layer above."""
+    shared_llama_server.check()
+    yield shared_llama_server.handle
+    shared_llama_server.check("during this test")
 
 
 @pytest.fixture(scope="session")
