@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from llmbench.backends.local import model_file, server_binary
+from llmbench.backends.local import group_members, model_file, server_binary
 from llmbench.models import LocalServing
 
 from .shared_server import SharedLlamaServer
@@ -32,6 +32,13 @@ def llama_server_pids() -> set[int]:
         if cmd and cmd[0].decode(errors="replace") == binary and state != "Z":
             pids.add(int(entry))
     return pids
+
+
+def servers_left(env: dict, run_key: str) -> list[int]:
+    """Processes of the llama-servers this run key's targets started (other engineers' servers on
+    the same machine are not ours to count)."""
+    runs = Path(env["LLMBENCH_HOME"]) / "runs" / run_key
+    return [p for h in runs.glob("*/*/handle.json") for p in group_members(json.loads(h.read_text())["pgid"])]
 
 
 @pytest.fixture(scope="session", autouse=True)
