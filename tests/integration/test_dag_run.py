@@ -105,7 +105,7 @@ def test_dag_publishes_real_measurements_and_quality_and_reruns_replace(airflow_
     assert llama_server_pids() == before
 
     # ... and once more by `make run WAREHOUSE_CONN=...` into PostgreSQL: the same row counts as
-    # DuckDB's, from a fifth attempt, with PostgreSQL's own column types.
+    # DuckDB's, from a fourth attempt, with PostgreSQL's own column types.
     import psycopg
 
     name = f"llmbench_mkrun_{uuid.uuid4().hex[:8]}"
