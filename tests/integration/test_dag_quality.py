@@ -53,7 +53,7 @@ def test_a_failed_target_and_one_failing_the_quality_gate_are_recorded_others_pu
     q = {t: (st, sc) for t, st, sc in rows(airflow_env, "SELECT target_id, status, score FROM llmbench.quality "
                                             "WHERE run_key = ?", run_key)}
     assert q["with-tools"] == ("scored", 0.0) and q["no-tools"] == ("unsupported", None)
-    assert "broken-flag" not in q  # never served, never graded
+    assert q["broken-flag"] == ("not_run", None)  # never served, never graded
     t = {tid: (s, v, p) for tid, s, v, p in rows(
         airflow_env, "SELECT target_id, status, validation_passed, quality_passed FROM llmbench.targets "
         "WHERE run_key = ? AND target_id <> 'broken-flag'", run_key)}
@@ -71,5 +71,9 @@ def test_a_failed_target_and_one_failing_the_quality_gate_are_recorded_others_pu
     assert pp == {"with-tools": (True, False, False), "no-tools": (True, True, None)}
     # the view ranks the latest of every configuration of the model (other tests' runs too): never this one
     assert rows(airflow_env, "SELECT count(*) FROM llmbench.v_best_under_slo WHERE serving_config = 'jinja'") == [(0,)]
+    # with-tools fails the gate by its score; broken-flag by design too, its quality stage never ran
+    # (tables.quality_verdicts): two of three fail the gate, one target failed outright
+    assert rows(airflow_env, "SELECT quality_passed FROM llmbench.targets WHERE run_key = ? AND "
+                "target_id = 'broken-flag'", run_key) == [(False,)]
     assert rows(airflow_env, "SELECT status, targets_failed, targets_quality_failed FROM llmbench.runs "
-                "WHERE run_key = ?", run_key) == [("partial", 1, 1)]
+                "WHERE run_key = ?", run_key) == [("partial", 1, 2)]
