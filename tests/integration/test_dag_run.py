@@ -25,6 +25,9 @@ def rows(env, sql, *params):
         con.close()
 
 
+# Four whole runs, each bounded by its own 1200 s (dags_test, make_run): the 1500 s integration
+# default was sized for one or two.
+@pytest.mark.timeout(4 * 1200)
 def test_dag_publishes_real_measurements_and_quality_and_reruns_replace(airflow_env, tmp_path):
     """One date, four attempts (issue 34: each whole run takes minutes, so the runs that asserted
     the same things share these): `airflow dags test`, `make run`, `airflow dags test` again, and
