@@ -57,10 +57,14 @@ preflight-fast:
 server: venv
 	@PYTHON=$(BIN)/python scripts/get_local_server.sh
 
+# Migrated once per SQLite home and install: `airflow db migrate` takes 15-30 s with nothing to do,
+# on every `make run`. A new lock (.installed) or a removed airflow.db migrates again.
 airflow-db: venv
 	@mkdir -p $(AIRFLOW_HOME)
-	@$(BIN)/airflow db migrate >$(AIRFLOW_HOME)/db-migrate.log 2>&1 || { tail -20 $(AIRFLOW_HOME)/db-migrate.log; exit 1; }
-	@$(BIN)/airflow pools import deploy/pools.json >/dev/null
+	@if [ -f $(AIRFLOW_HOME)/airflow.db ] && [ $(AIRFLOW_HOME)/.migrated -nt $(BIN)/.installed ] \
+	  && [ $(AIRFLOW_HOME)/.migrated -nt deploy/pools.json ]; then :; else \
+	  $(BIN)/airflow db migrate >$(AIRFLOW_HOME)/db-migrate.log 2>&1 || { tail -20 $(AIRFLOW_HOME)/db-migrate.log; exit 1; }; \
+	  $(BIN)/airflow pools import deploy/pools.json >/dev/null && touch $(AIRFLOW_HOME)/.migrated; fi
 
 run: preflight-run server airflow-db
 	@scripts/run_dag.sh "$(DATE)" "$(CONFIG)"

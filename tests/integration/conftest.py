@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from llmbench.backends.local.backend import LocalBackend, model_file, server_binary
+from llmbench.backends.local.backend import LocalBackend, group_members, model_file, server_binary
 from llmbench.backends.local.models import LocalServing
+
+from .shared_server import SharedLlamaServer
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -32,6 +34,13 @@ def llama_server_pids() -> set[int]:
     return pids
 
 
+def servers_left(env: dict, run_key: str) -> list[int]:
+    """Processes of the llama-servers this run key's targets started (other engineers' servers on
+    the same machine are not ours to count)."""
+    runs = Path(env["LLMBENCH_HOME"]) / "runs" / run_key
+    return [p for h in runs.glob("*/*/handle.json") for p in group_members(json.loads(h.read_text())["pgid"])]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _need_local_server():
     missing = [str(p) for p in (server_binary(), model_file()) if not p.exists()]
@@ -41,20 +50,27 @@ def _need_local_server():
 
 def small_serving(parallel: int = 2, extra_args=None) -> LocalServing:
     return LocalServing(name=f"test-{parallel}slots", parallel=parallel, threads=2, ctx_per_slot=512,
-                        # The session's shared server must outlive the whole suite (16 min and growing):
-                        # at 900 s its own lifetime guard stopped it mid-run, under later tests.
-                        max_lifetime_s=3600, extra_args=extra_args or [])
+                        extra_args=extra_args or [])
 
 
 @pytest.fixture(scope="session")
-def local_server(tmp_path_factory):
-    backend = LocalBackend()
-    handle = backend.start_server(small_serving(), tmp_path_factory.mktemp("server"))
+def shared_llama_server(tmp_path_factory):
+    """One llama-server for the session: it dies with pytest, not after a fixed time (shared_server.py)."""
+    server = SharedLlamaServer(small_serving(), tmp_path_factory.mktemp("server"))
     try:
-        backend.wait_ready(handle, 120)
-        yield handle
+        server.wait_ready(120)
+        yield server
     finally:
-        backend.teardown(handle)
+        server.stop()
+
+
+@pytest.fixture
+def local_server(shared_llama_server):
+    """The shared server's handle, checked alive before the test and again after it: a test whose
+    server died fails with the server's exit status and log, not with an error from a layer above."""
+    shared_llama_server.check()
+    yield shared_llama_server.handle
+    shared_llama_server.check("during this test")
 
 
 @pytest.fixture(scope="session")
@@ -69,10 +85,12 @@ def airflow_env(tmp_path_factory):
         AIRFLOW__CORE__PLUGINS_FOLDER=str(ROOT / "plugins"),
         AIRFLOW__CORE__LOAD_EXAMPLES="False",
     )
-    (home / "airflow").mkdir()
-    for cmd in (["db", "migrate"], ["pools", "import", str(ROOT / "deploy" / "pools.json")]):
-        r = subprocess.run([str(BIN / "airflow"), *cmd], env=env, capture_output=True, text=True)
-        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    # The Makefile's own step (migrate, pools), which marks the home migrated: the `make run`s of
+    # the suite then skip their 15-30 s re-migration.
+    r = subprocess.run(["make", "--no-print-directory", "airflow-db"], cwd=ROOT, capture_output=True, text=True,
+                       env={k: v for k, v in env.items() if not k.startswith("MAKE")})
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert (home / "airflow" / "airflow.db").exists()
     return env
 
 

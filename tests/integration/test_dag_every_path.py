@@ -1,7 +1,8 @@
 """One DAG run, every serving path side by side: a local llama-server, an OpenAI-compatible endpoint
 that already runs (no price), vLLM on EC2 (control plane on moto, the real llama-server standing in
 for vLLM), a SageMaker endpoint (moto + the SigV4 event-stream runtime server) and Bedrock (the
-ConverseStream wire-format server). Everything lands under one run key; nothing may remain."""
+ConverseStream wire-format server). Everything lands under one run key; nothing may remain, and
+the AWS secret reaches neither the output nor any file."""
 
 import json
 from pathlib import Path
@@ -80,7 +81,12 @@ def test_one_run_every_path_one_run_key_nothing_left(airflow_env, local_server, 
         sm = boto3.client("sagemaker", region_name="us-east-2", **aws)
         assert sm.list_endpoints()["Endpoints"] == [] and sm.list_endpoint_configs()["EndpointConfigs"] == []
         assert sm.list_models()["Models"] == []
-        assert SK not in out
+        assert SK not in out  # the secret never reaches the output ...
+        # ... nor any file the run left: Airflow's metadata DB (XCom) and task logs, raw results,
+        # validation results, the report, the warehouse.
+        leaked = [str(f) for f in Path(airflow_env["LLMBENCH_HOME"]).rglob("*")
+                  if f.is_file() and SK.encode() in f.read_bytes()]
+        assert leaked == []
     # the local target's own server is gone (servers of other runs on this machine may come and go)
     assert llama_server_pids() <= servers_before
 
@@ -99,6 +105,18 @@ def test_one_run_every_path_one_run_key_nothing_left(airflow_env, local_server, 
         assert targets["nova-micro"][2:4] == ("per_token", None) and targets["nova-micro"][6] > 0  # tokens x list
         assert targets["mine-unpriced"][2:4] == ("none", None) and "no usd_per_hour" in targets["mine-unpriced"][4]
         assert targets["mine-unpriced"][6] is None
+        # The SageMaker path end to end (test_dag_sagemaker's run until issue 34: one DAG run fewer):
+        # its endpoint lived and was billed, every request of every level came back, and the
+        # catalog's price of its instance in its region is frozen on the row.
+        assert targets["sm-g6"][2:4] == ("per_hour", 1.1267) and targets["sm-g6"][5] > 0
+        levels = con.execute("SELECT concurrency, requests_ok, output_tokens_per_s, ttft_ms_p50 FROM llmbench.levels "
+                             "WHERE run_key = ? AND target_id = 'sm-g6' ORDER BY concurrency", [RUN_KEY]).fetchall()
+        assert [lv[0] for lv in levels] == [1, 2] and all(lv[1] == 3 and lv[2] > 0 and lv[3] > 0 for lv in levels)
+        (sm_failed_stage,), = con.execute("SELECT failed_stage FROM llmbench.targets WHERE run_key = ? "
+                                          "AND target_id = 'sm-g6'", [RUN_KEY]).fetchall()
+        assert sm_failed_stage is None
+        assert set(con.execute("SELECT usd_per_hour FROM llmbench.price_performance WHERE run_key = ? "
+                               "AND target_id = 'sm-g6'", [RUN_KEY]).fetchall()) == {(1.1267,)}
 
         rows = con.execute(
             "SELECT backend, target_id, concurrency, usd_per_m_output_tokens, usd_per_m_output_tokens_with_input, "

@@ -214,8 +214,18 @@ def test_sigkilled_worker_leaves_an_endpoint_the_janitor_removes_and_a_rerun_rep
     assert (killed_dir / "teardown.json").exists()  # the re-run settled the killed attempt's handle too
 
 
+def local_without_quality(tmp_path: Path) -> Path:
+    """The local config, named "local" still, without its quality stage: quality is graded in
+    test_dag_run and test_dag_quality; in a fault test it only adds minutes per target (issue 34)."""
+    cfg = yaml.safe_load((Path(__file__).parents[2] / "include/config/local.yaml").read_text())
+    cfg.pop("quality")
+    path = tmp_path / "local.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
 def test_sigkilled_local_run_leaves_a_bounded_server_the_rerun_removes(airflow_env, tmp_path):
-    date, conf = "2026-10-19", {"config": "local", "targets": ["smollm2-q4_1-4slots"],
+    date, conf = "2026-10-19", {"config": str(local_without_quality(tmp_path)), "targets": ["smollm2-q4_1-4slots"],
                                 "concurrency": [1, 2], "requests_per_level": 3}
     before = llama_server_pids()
     chaos = [{"target": "4slots", "stage": "sweep", "action": "kill", "after_records": 4}]
@@ -246,6 +256,7 @@ def test_publish_failure_keeps_tables_and_the_cli_publishes_them_later(airflow_e
     cfg = yaml.safe_load((Path(__file__).parents[2] / "include/config/local.yaml").read_text())
     cfg["name"] = "pubfail"
     cfg["warehouse"] = {"kind": "postgres", "conn_id": "llmbench_warehouse"}
+    cfg.pop("quality")  # graded in test_dag_run and test_dag_quality; here only minutes more (issue 34)
     path = tmp_path / "pubfail.yaml"
     path.write_text(yaml.safe_dump(cfg))
     from aiohttp import web

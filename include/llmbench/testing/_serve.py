@@ -91,11 +91,21 @@ class ServerProcess:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> ServerProcess:
+        import signal
         import socket
         import subprocess
         import time
 
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        from llmbench.lifetime import libc, set_parent_death_signal
+
+        libc()  # loaded before the fork: the preexec_fn only calls it
+        # Dies with the test process, however that ends (a killed pytest left these listening).
+        self.proc = subprocess.Popen(
+            self.cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: set_parent_death_signal(signal.SIGTERM),
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -110,6 +120,9 @@ class ServerProcess:
         raise RuntimeError(f"{self.cmd} did not listen within 60 s")
 
     def __exit__(self, *exc) -> None:
+        if self.proc.poll() is not None:  # died under the test: say so, with its stderr
+            err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
+            raise RuntimeError(f"{self.cmd} died during the test (exit {self.proc.returncode}): {err[-2000:]}")
         self.proc.terminate()
         try:
             self.proc.wait(10)
