@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import re
 import urllib.error
-import urllib.request
 from typing import Any
+
+from llmbench.backends.deadline import get_bounded
 
 # vLLM's speculative-decoding counters (V0 and V1 engines; V1 labels them per engine and model,
 # summed here): tokens the draft proposed, and those the target model accepted.
@@ -46,10 +47,11 @@ def parse_prometheus(text: str) -> dict[str, float]:
 
 
 def fetch(url: str, headers: dict[str, str] | None = None, timeout_s: float = TIMEOUT_S) -> bytes:
-    """GET url; the body (at most MAX_BYTES). Raises OSError (urllib's errors are OSErrors)."""
-    req = urllib.request.Request(url, headers={k: v for k, v in (headers or {}).items() if k.lower() != "content-type"})
-    with urllib.request.urlopen(req, timeout=timeout_s) as r:
-        return bytes(r.read(MAX_BYTES))
+    """GET url within timeout_s in all (a wall-clock deadline: llmbench.backends.deadline); the
+    body of a 2xx answer (more than MAX_BYTES is refused). Raises OSError (urllib.error.HTTPError
+    for another status, TimeoutError once the deadline passes)."""
+    sent = {k: v for k, v in (headers or {}).items() if k.lower() != "content-type"}
+    return get_bounded(url, sent, timeout_s, MAX_BYTES)
 
 
 def fetch_json(url: str, headers: dict[str, str] | None = None, timeout_s: float = TIMEOUT_S) -> dict[str, Any] | None:

@@ -5,7 +5,6 @@ from an Airflow connection) and is never part of the handle that travels through
 from __future__ import annotations
 
 import json
-import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -48,11 +47,9 @@ class OpenAIBackend:
             "deployed_at": datetime.now(UTC).isoformat(),
         }
 
-    def status(self, handle: Handle) -> Readiness:
-        req = urllib.request.Request(handle["base_url"] + "/models", headers=self._headers())
-        try:
-            with urllib.request.urlopen(req, timeout=5) as r:
-                body = r.read(1 << 20)
+    def status(self, handle: Handle, timeout_s: float = 5.0) -> Readiness:
+        try:  # timeout_s in all, however slowly it answers (a wall-clock deadline)
+            body = servermetrics.fetch(handle["base_url"] + "/models", self._headers(), timeout_s=timeout_s)
         except OSError as e:
             return Readiness("pending", str(e))
         # Ready means an OpenAI model list, not any 200: a proxy's or a login page's HTML is not a server.
@@ -66,7 +63,7 @@ class OpenAIBackend:
 
     def wait_ready(self, handle: Handle, timeout_s: float) -> None:
         poll_until_ready(
-            lambda _remaining_s: self.status(handle),
+            lambda remaining_s: self.status(handle, min(5.0, remaining_s)),
             timeout_s,
             1.0,
             lambda last: f"{handle['base_url']}/models not ready within {timeout_s}s: {last}",
