@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import signal
 import sys
@@ -186,11 +188,17 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     except (DeployError, RuntimeError) as e:  # not reachable, not ready, or every warm-up request failed
         print(f"llmbench sweep: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 1
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        print(f"llmbench sweep: --out {out}: {e.strerror}; the records written so far stay in {out}", file=sys.stderr)
+        return 1
     finally:
         if handle is not None:
             outcome = backend.teardown(handle)
             if serving is not None:
-                (out / "teardown.json").write_text(json.dumps(outcome.to_json(), indent=2))
+                with contextlib.suppress(OSError):  # a full disk: the server is stopped all the same
+                    (out / "teardown.json").write_text(json.dumps(outcome.to_json(), indent=2))
     return _summarise(result)
 
 
