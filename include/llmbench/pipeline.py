@@ -338,10 +338,16 @@ def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:
 
 def prune_raw_results() -> str:
     """Apply the data folder's retention (llmbench.results.retention: LLMBENCH_RAW_RESULTS_WEEKS; by
-    default raw results are kept for ever, since a reprocess recomputes history from them)."""
+    default raw results are kept for ever, since a reprocess recomputes history from them). Never
+    fails the run: a refused setting prunes nothing and an unreadable attempt is skipped, in one
+    logged line each."""
     from llmbench.results.retention import RAW_RESULTS_WEEKS_ENV, prune_raw_results, raw_results_weeks
 
-    weeks = raw_results_weeks()
+    try:
+        weeks = raw_results_weeks()
+    except ValueError as e:
+        log.warning("retention: nothing pruned: %s", e)
+        return f"nothing pruned: {e}"
     if weeks is None:
         return f"raw results are kept for ever ({RAW_RESULTS_WEEKS_ENV} unset)"
     removed = prune_raw_results(weeks)

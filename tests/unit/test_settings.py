@@ -82,7 +82,7 @@ def test_types_defaults_and_one_line_refusals():
     assert (s.raw_results_weeks, s.warehouse_lock_wait_s, s.chaos[0]["stage"]) == (12, 2.5, "sweep")
     assert Settings.from_env({"LLMBENCH_RAW_RESULTS_WEEKS": "all"}).raw_results_weeks is None
     for var, bad, says in [
-        ("LLMBENCH_RAW_RESULTS_WEEKS", "soon", "'soon' is not a whole number of weeks >= 1, or 'all'"),
+        ("LLMBENCH_RAW_RESULTS_WEEKS", "soon", "'soon' is not a whole number of weeks from 1 to 52000, or 'all'"),
         ("LLMBENCH_WAREHOUSE_LOCK_WAIT_S", "abc", "valid number"),
         ("LLMBENCH_WAREHOUSE_LOCK_WAIT_S", "nan", "finite number"),
         ("LLMBENCH_CHAOS", "[{", "Invalid JSON"),

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 import urllib.error
-import urllib.request
 from typing import Any
-from urllib.parse import urlsplit
+
+from llmbench.backends.deadline import get_bounded
 
 # vLLM's speculative-decoding counters (V0 and V1 engines; V1 labels them per engine and model,
 # summed here): tokens the draft proposed, and those the target model accepted.
@@ -46,36 +46,13 @@ def parse_prometheus(text: str) -> dict[str, float]:
     return out
 
 
-# Headers that carry credentials: never sent on to another origin by a redirect.
-CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"})
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    u = urlsplit(url)
-    return u.scheme.lower(), (u.hostname or "").lower(), u.port or {"http": 80, "https": 443}.get(u.scheme.lower())
-
-
-class SameOriginCredentials(urllib.request.HTTPRedirectHandler):
-    """Follows redirects as urllib does, but a redirect to another origin (scheme, host, port)
-    goes without the credential headers: urllib's own handler copies every header, the API key
-    included, to wherever a server (or whoever answers at its address) points it."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: PLR0913 (urllib's signature)
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and _origin(new.full_url) != _origin(req.full_url):
-            new.headers = {k: v for k, v in new.headers.items() if k.lower() not in CREDENTIAL_HEADERS}
-        return new
-
-
-_OPENER = urllib.request.build_opener(SameOriginCredentials)
-
-
 def fetch(url: str, headers: dict[str, str] | None = None, timeout_s: float = TIMEOUT_S) -> bytes:
-    """GET url; the body (at most MAX_BYTES). Raises OSError (urllib's errors are OSErrors).
-    Credentials follow a redirect only to the same origin (SameOriginCredentials)."""
-    req = urllib.request.Request(url, headers={k: v for k, v in (headers or {}).items() if k.lower() != "content-type"})
-    with _OPENER.open(req, timeout=timeout_s) as r:
-        return bytes(r.read(MAX_BYTES))
+    """GET url within timeout_s in all (a wall-clock deadline: llmbench.backends.deadline); the
+    body of a 2xx answer (more than MAX_BYTES is refused). Raises OSError (urllib.error.HTTPError
+    for another status, TimeoutError once the deadline passes). Credentials follow a redirect only
+    to the same origin (deadline.get_bounded)."""
+    sent = {k: v for k, v in (headers or {}).items() if k.lower() != "content-type"}
+    return get_bounded(url, sent, timeout_s, MAX_BYTES)
 
 
 def fetch_json(url: str, headers: dict[str, str] | None = None, timeout_s: float = TIMEOUT_S) -> dict[str, Any] | None:

@@ -241,12 +241,70 @@ def _longest(length: int | LengthDist) -> int:
     return length_range(length)[1]
 
 
+# A config expands to a few thousand YAML nodes; anchors and aliases are allowed, but a document
+# whose aliases expand beyond this (an "alias bomb": 7 KB that validates as gigabytes) is refused.
+MAX_CONFIG_NODES = 100_000
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (YAML would keep the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise ConfigError(f"duplicate key {key!r} at line {line} (first at line {seen[key]})")
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_nodes(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many nodes the document has once every alias is expanded (shared nodes counted each
+    time they are used; each distinct node's size computed once, so this is cheap)."""
+    if id(node) in memo:
+        return memo[id(node)]
+    memo[id(node)] = 1  # a recursive alias counts once (construction refuses it anyway)
+    if isinstance(node, yaml.SequenceNode):
+        n = 1 + sum(_expanded_nodes(v, memo) for v in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        n = 1 + sum(_expanded_nodes(k, memo) + _expanded_nodes(v, memo) for k, v in node.value)
+    else:
+        n = 1
+    memo[id(node)] = n
+    return n
+
+
+def load_yaml(text: str) -> Any:
+    """A user's YAML, safely: no Python objects (SafeLoader), no key given twice in a mapping, and
+    at most MAX_CONFIG_NODES nodes once aliases are expanded. ConfigError or yaml.YAMLError."""
+    loader = _ConfigLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        n = _expanded_nodes(node, {})
+        if n > MAX_CONFIG_NODES:
+            raise ConfigError(f"its aliases expand to {n} YAML nodes (at most {MAX_CONFIG_NODES})")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def load_config(name_or_path: str) -> BenchmarkConfig:
     path = config_path(name_or_path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = load_yaml(path.read_text())
     except yaml.YAMLError as e:
         raise ConfigError(f"{path.name}: malformed YAML: {str(e).splitlines()[0]}") from None
+    except ConfigError as e:
+        raise ConfigError(f"{path.name}: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path.name}: nested too deeply") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path.name}: expected a mapping at the top level")
     try:

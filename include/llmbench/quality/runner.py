@@ -29,16 +29,15 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import socket
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from llmbench.analysis import metrics
 from llmbench.backends.base import Endpoint
+from llmbench.backends.deadline import Bounded as _Bounded
+from llmbench.backends.deadline import request_bounded
 from llmbench.quality.grading import GRADERS, Answer
 from llmbench.quality.suites import OPENAI_TOOLS, SUITES
 from llmbench.schemas import registry
@@ -87,77 +86,11 @@ _TOOLS_REFUSED = re.compile(r"tool|jinja|function", re.I)
 _REFUSING_STATUSES = (400, 404, 422, 424, 500, 501)
 
 
-class _Bounded(Exception):
-    """A response the request's bounds ended: `kind` is response_too_large or timeout."""
-
-    def __init__(self, kind: str, detail: str, kept: bytes = b""):
-        super().__init__(f"{kind}: {detail}")
-        self.kind, self.kept = kind, kept
-
-
 def post_bounded(url: str, data: bytes, headers: dict[str, str], timeout_s: float, max_bytes: int) -> tuple[int, bytes]:
     """POST and read the response as the sweep bounds one: (status, body) with at most max_bytes
-    of body, or _Bounded. The deadline, timeout_s from now, is a wall clock over the whole request
-    (connect, head, body), held however fast or slowly bytes arrive: each socket wait is given only
-    what is left of it, and a timer shuts the socket down when it passes. Past max_bytes the read
-    stops (max_bytes + 1 read at most) and the connection is dropped."""
-    u = urlsplit(url)
-    if u.scheme not in ("http", "https") or not u.hostname:
-        raise _Bounded("error", f"not an http(s) URL: {url!r}")
-    deadline = time.monotonic() + timeout_s
-    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
-    conn = conn_cls(u.hostname, u.port, timeout=timeout_s)
-    expired = threading.Event()
-    # The socket itself, kept apart: http.client drops conn.sock once a response says it closes the
-    # connection (the response still reads from it), and the deadline must reach it all the same.
-    held: list[socket.socket] = []
-
-    def expire() -> None:
-        expired.set()
-        for sock in held:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked in another thread
-            except OSError:
-                pass
-
-    def left() -> float:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or expired.is_set():
-            raise _Bounded("timeout", f"no complete response within {timeout_s:g} s")
-        return remaining
-
-    timer = threading.Timer(timeout_s, expire)
-    timer.daemon = True
-    timer.start()
-    body = bytearray()
-    try:
-        try:
-            conn.connect()
-            held.append(conn.sock)
-            if expired.is_set():  # the timer fired during connect, before the socket was held
-                left()
-            path = (u.path or "/") + (f"?{u.query}" if u.query else "")
-            held[0].settimeout(left())
-            conn.request("POST", path, body=data, headers=headers)
-            resp = conn.getresponse()
-            while len(body) <= max_bytes:
-                held[0].settimeout(left())
-                chunk = resp.read1(min(1 << 16, max_bytes + 1 - len(body)))
-                if not chunk:
-                    break
-                body += chunk
-            if expired.is_set():  # a read the timer ended looks like the end of the body: it is not
-                raise _Bounded("timeout", f"no complete response within {timeout_s:g} s", bytes(body[:2000]))
-        except (OSError, http.client.HTTPException):
-            if expired.is_set() or time.monotonic() >= deadline:
-                raise _Bounded("timeout", f"no complete response within {timeout_s:g} s", bytes(body[:2000])) from None
-            raise
-        if len(body) > max_bytes:
-            raise _Bounded("response_too_large", f"more than {max_bytes} bytes", bytes(body[:2000]))
-        return resp.status, bytes(body)
-    finally:
-        timer.cancel()
-        conn.close()
+    of body, or _Bounded; the deadline, timeout_s from now, is a wall clock over the whole request
+    (llmbench.backends.deadline.request_bounded)."""
+    return request_bounded("POST", url, data, headers, timeout_s, max_bytes)
 
 
 def ask(

@@ -14,10 +14,12 @@ What a reprocess takes from where:
 - prices: as measured (`prices="frozen"`, the default: history keeps what it cost then), or
   today's (`prices="current"`).
 
-A run is checked before anything is written: a run folder or a swept target's request records
-that are gone (retention, a lost disk) make it RawResultsMissing, one line, and the run is left as
-it was. `runs` records who computed the published rows: computed_by (llmbench.results.codeversion),
-computed_at, computation ("measure" | "reprocess") and, for a reprocess, which prices.
+A run is checked before anything is written: a run folder, a target's folder or a swept target's
+request records that are gone (retention, a lost disk) make it RawResultsMissing, one line, and the
+run is left as it was (a reprocess never drops a published row it cannot recompute). A data folder
+that moved is found again by run key and attempt under today's data folder, and its plan's folders
+are read as where it is now. `runs` records who computed the published rows: computed_by
+(llmbench.results.codeversion), computed_at, computation ("measure" | "reprocess") and, for a reprocess, which prices.
 """
 
 from __future__ import annotations
@@ -49,17 +51,43 @@ def _swept(target: ResolvedTarget) -> bool:
     return (target.dir / MEASURED_LEVELS).exists() or (target.dir / "levels.parquet").exists()
 
 
+def _never_started(d: Path, target_id: str) -> bool:
+    """The attempt's own tables published this target as never started (no folder was ever made
+    for it): a reprocess would publish the same row. False when the tables do not say so."""
+    import pandas as pd
+
+    try:
+        rows = pd.read_parquet(d / "tables" / "targets.parquet").to_dict("records")
+    except Exception:  # noqa: BLE001 (no tables, or unreadable: nothing says it never started)
+        return False
+    mine = [r for r in rows if r.get("target_id") == target_id]
+    return bool(mine) and all(r.get("failed_stage") is None and r.get("status") == "failed" for r in mine)
+
+
 def check_raw_results(run_dir: str | Path) -> RunPlan:
     """The run's plan as measured, if every raw result a reprocess reads is there; else
-    RawResultsMissing naming the first thing missing."""
+    RawResultsMissing naming the first thing missing. The plan's folders are the run folder
+    found (`run_dir`), wherever the plan says it was measured: a data folder that moved still
+    reprocesses, and never from the folder it left."""
     d = Path(run_dir)
     if not d.is_dir():
         raise RawResultsMissing(f"raw results gone: {d} does not exist (deleted by retention?)")
     plan_path = d / MEASURED_PLAN if (d / MEASURED_PLAN).exists() else d / "plan.json"
     if not plan_path.exists():
         raise RawResultsMissing(f"raw results incomplete: {plan_path} is missing")
-    run = RunPlan.model_validate_json(plan_path.read_text())
+    try:
+        run = RunPlan.model_validate_json(plan_path.read_text())
+    except (OSError, ValueError) as e:
+        raise RawResultsMissing(f"raw results unreadable: {plan_path}: {type(e).__name__}") from None
+    if Path(run.run_dir).resolve() != d.resolve():  # moved (plan.json stores absolute folders): rebase
+        here = str(d.absolute())
+        run = run.model_copy(
+            update={"run_dir": here, "targets": [t.model_copy(update={"run_dir": here}) for t in run.targets]}
+        )
     for t in run.targets:
+        # A target's folder gone reads as "never swept": its published rows would be dropped.
+        if not t.dir.is_dir() and not _never_started(d, t.target_id):
+            raise RawResultsMissing(f"raw results incomplete: {t.dir} is missing (target {t.target_id})")
         if _swept(t) and not ((t.dir / "requests.parquet").exists() or (t.dir / "requests.jsonl").exists()):
             raise RawResultsMissing(f"raw results incomplete: {t.dir} has levels but no request records")
     return run
@@ -190,6 +218,19 @@ class RunOutcome:
     detail: str  # reprocessed: the rows published; skipped: why, in one line
 
 
+def _found(run: dict) -> Path:
+    """A published run's folder: where the warehouse says, else the same attempt under today's data
+    folder (the data folder moved: runs/<run key>/<attempt>)."""
+    from llmbench import paths
+
+    d = Path(run["run_dir"])
+    try:
+        moved = paths.under(paths.runs_dir(), str(run["run_key"]), d.name)
+    except ValueError:  # not a name a run key or attempt has: where the warehouse says
+        return d
+    return moved if not d.is_dir() and moved.is_dir() else d
+
+
 def published_runs(target: Path | str, date_from: str, date_to: str, config_name: str | None = None) -> list[dict]:
     """The runs a warehouse holds with a logical date in [date_from, date_to] (of one config, if
     named), oldest first: run_key, logical_date, run_dir (the attempt that was published)."""
@@ -226,13 +267,14 @@ def reprocess_range(
     say(f"{len(runs)} published run(s) from {date_from} to {date_to}" + (f" of config {name}" if name else ""))
     outcomes = []
     for i, r in enumerate(runs, 1):
+        run_dir = _found(r)
         try:
-            frames = reprocess_run(r["run_dir"], config, prices)
+            frames = reprocess_run(run_dir, config, prices)
         except (RawResultsMissing, ConfigError) as e:
             outcomes.append(RunOutcome(r["run_key"], r["logical_date"], "skipped", str(e).splitlines()[0]))
             say(f"[{i}/{len(runs)}] {r['run_key']}: skipped: {outcomes[-1].detail}")
             continue
-        write_report(frames, Path(r["run_dir"]) / "report.html")  # runs.report_path names it: today's
+        write_report(frames, run_dir / "report.html")  # runs.report_path names it: today's
         written = warehouse.publish(frames, target)
         detail = ", ".join(f"{k} {v}" for k, v in written.items() if v)
         outcomes.append(RunOutcome(r["run_key"], r["logical_date"], "reprocessed", detail))

@@ -315,3 +315,47 @@ def test_config_regions_are_the_union_of_every_configs_aws_sections(tmp_path):
         cfg = load_config(name)
         validated |= {s.region for s in cfg.sections.values() if getattr(s, "region", None)}
     assert config_regions() == sorted(validated) and "us-east-2" in validated
+
+
+CONFIGS = Path(__file__).resolve().parents[3] / "include" / "config"
+SPEC = "speculative_config: {method: eagle3, model: RedHatAI/Qwen3-32B-speculator.eagle3, num_speculative_tokens: 4}"
+
+
+def _bomb(levels: int) -> str:
+    """Nested aliases, nine per level: a few hundred bytes that expand to 9**levels strings."""
+    rows = ["x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    rows += [f"x{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return ", ".join(rows)
+
+
+def test_an_alias_bomb_is_refused_in_one_line_before_it_expands(tmp_path):
+    """Issue 26 defect 9: 7 KB of nested aliases in speculative_config took 1 GB and 11.6 s."""
+    import time
+
+    text = (CONFIGS / "sagemaker-seed-002.yaml").read_text()
+    assert SPEC in text
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(text.replace(SPEC, SPEC[:-1] + ", " + _bomb(7) + "}", 1))  # 9**7: 4.8 M nodes
+    assert len(bomb.read_bytes()) - len(text) < 1000
+    t0 = time.monotonic()
+    with pytest.raises(ConfigError, match=r"^bomb.yaml: its aliases expand to \d+ YAML nodes \(at most 100000\)$"):
+        load_config(str(bomb))
+    assert time.monotonic() - t0 < 2
+    few = tmp_path / "few.yaml"  # anchors a config uses sensibly still load
+    few.write_text(text.replace(SPEC, "speculative_config: &spec {method: eagle3, num_speculative_tokens: 4}", 1)
+                   .replace(SPEC, "speculative_config: *spec", 1))
+    assert load_config(str(few)).name == load_config("sagemaker-seed-002").name
+
+
+def test_a_key_given_twice_is_refused_naming_it_and_its_line(tmp_path):
+    """Issue 26 defect 9: a config with two `targets:` keys silently kept the last."""
+    text = (CONFIGS / "local.yaml").read_text()
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(text + "targets: []\n")
+    line = len(text.splitlines()) + 1
+    with pytest.raises(ConfigError, match=rf"^twice.yaml: duplicate key 'targets' at line {line} \(first at line \d+\)$"):
+        load_config(str(twice))
+    nested = tmp_path / "nested.yaml"  # inside a mapping too, not only at the top
+    nested.write_text(text.replace("workload:\n", "workload:\n  seed: 1\n  seed: 2\n", 1))
+    with pytest.raises(ConfigError, match=r"duplicate key 'seed' at line"):
+        load_config(str(nested))

@@ -74,3 +74,60 @@ def test_reprocess_cli_refuses_bad_dates_in_one_line(tmp_path, monkeypatch, caps
     assert "is after" in capsys.readouterr().err
     assert cli.main(["reprocess", "--from", "2026-12-01", "--to", "2026-12-08"]) == 1  # no warehouse yet
     assert "no warehouse at" in capsys.readouterr().err
+
+
+def test_retention_skips_an_unreadable_plan_in_one_line_and_prunes_the_rest(tmp_path, monkeypatch, capsys):
+    """Issue 26 defect 5: one plan.json that does not validate failed every DAG run's prune."""
+    from llmbench import pipeline
+
+    runs = tmp_path / "runs"
+    broken = Path(plan("local", "2026-11-15", runs_root=runs).run_dir)
+    good = Path(plan("local", "2026-11-22", runs_root=runs).run_dir)
+    (broken / "plan.json").write_text('{"run_key": 7}')
+    said: list[str] = []
+    later = datetime.now(UTC) + timedelta(weeks=2, hours=1)
+    assert prune_raw_results(2, runs, later, say=said.append) == [good]
+    assert not good.exists() and broken.exists()
+    assert len(said) == 1 and str(broken) in said[0] and "\n" not in said[0]
+    # the DAG's task and the CLI: the good attempt goes, the broken one is named, nothing raises
+    good = Path(plan("local", "2026-11-29", runs_root=runs).run_dir)
+    monkeypatch.setenv("LLMBENCH_HOME", str(tmp_path))
+    monkeypatch.setenv(RAW_RESULTS_WEEKS_ENV, "1")
+    assert cli.main(["prune", "--dry-run"]) == 0
+    assert pipeline.prune_raw_results().startswith("removed 0 attempt")  # planned just now: nothing expired
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and out.err.count(str(broken)) == 1
+
+
+def test_retention_never_follows_a_symlink_out_of_the_data_folder(tmp_path):
+    """Issue 26 defect 8: prune deleted what a symlink under runs/ pointed to, then raised."""
+    runs, outside = tmp_path / "runs", tmp_path / "elsewhere"
+    elsewhere = Path(plan("local", "2026-11-08", runs_root=outside).run_dir)
+    first = Path(plan("local", "2026-11-15", runs_root=runs).run_dir)
+    (runs / "linked-key").symlink_to(elsewhere.parent)  # a run key that is a link
+    (first.parent / "linked-attempt").symlink_to(elsewhere)  # an attempt that is a link
+    later_real = Path(plan("local", "2026-11-22", runs_root=runs).run_dir)
+    said: list[str] = []
+    later = datetime.now(UTC) + timedelta(weeks=2, hours=1)
+    removed = prune_raw_results(2, runs, later, say=said.append)
+    assert sorted(removed) == sorted([first, later_real])
+    assert (elsewhere / "plan.json").exists()  # what the links point to is untouched
+    assert (runs / "linked-key").is_symlink() and (first.parent / "linked-attempt").is_symlink()
+    assert len(said) == 2 and all("symlink" in line for line in said)
+
+
+def test_retention_bounds_its_weeks_in_one_line(tmp_path, monkeypatch, capsys):
+    """Issue 26 defect 8: --weeks 99999999999 and LLMBENCH_RAW_RESULTS_WEEKS=5000000 overflowed."""
+    from llmbench import pipeline
+
+    monkeypatch.setenv("LLMBENCH_HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as e:
+        cli.main(["prune", "--weeks", "99999999999"])
+    assert e.value.code == 2
+    monkeypatch.setenv(RAW_RESULTS_WEEKS_ENV, "5000000")
+    assert cli.main(["prune"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 2 and "from 1 to" in err
+    assert pipeline.prune_raw_results().startswith("nothing pruned: ")  # the DAG's task does not fail
+    monkeypatch.setenv(RAW_RESULTS_WEEKS_ENV, "52000")
+    assert prune_raw_results(52000, tmp_path / "runs") == []  # the largest allowed: no overflow

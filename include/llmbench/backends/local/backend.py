@@ -205,8 +205,8 @@ class LocalBackend:
         if not group_members(handle["pgid"]):
             return Readiness("failed", f"llama-server exited before it was ready: {_tail(Path(handle['log_path']))}")
         try:
-            with urllib.request.urlopen(handle["base_url"] + "/health", timeout=2) as r:
-                return Readiness("ready" if r.status == 200 else "pending")
+            servermetrics.fetch(handle["base_url"] + "/health", timeout_s=2.0)  # 2 s in all (a wall-clock deadline)
+            return Readiness("ready")
         except urllib.error.HTTPError as e:  # 503 while the model loads
             return Readiness("pending", f"HTTP {e.code}")
         except OSError as e:

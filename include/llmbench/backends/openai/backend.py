@@ -61,9 +61,10 @@ class OpenAIBackend:
             "deployed_at": datetime.now(UTC).isoformat(),
         }
 
-    def status(self, handle: Handle) -> Readiness:
-        try:  # servermetrics.fetch: the key follows a redirect only to the same origin
-            body = servermetrics.fetch(handle["base_url"] + "/models", self._headers(), timeout_s=5)
+    def status(self, handle: Handle, timeout_s: float = 5.0) -> Readiness:
+        try:  # timeout_s in all, however slowly it answers (a wall-clock deadline); the key follows a
+            # redirect only to the same origin (servermetrics.fetch)
+            body = servermetrics.fetch(handle["base_url"] + "/models", self._headers(), timeout_s=timeout_s)
         except OSError as e:
             return Readiness("pending", str(e))
         # Ready means an OpenAI model list, not any 200: a proxy's or a login page's HTML is not a server.
@@ -77,7 +78,7 @@ class OpenAIBackend:
 
     def wait_ready(self, handle: Handle, timeout_s: float) -> None:
         poll_until_ready(
-            lambda _remaining_s: self.status(handle),
+            lambda remaining_s: self.status(handle, min(5.0, remaining_s)),
             timeout_s,
             1.0,
             lambda last: f"{handle['base_url']}/models not ready within {timeout_s}s: {last}",

@@ -17,6 +17,7 @@ real-time endpoints are the usage types containing "Host:" (e.g. "USW2-Host:ml.g
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from llmbench import paths
 SERVICE_CODE = "AmazonSageMaker"
 PRICING_REGION = "us-east-1"  # where the Price List API is served (also ap-south-1, eu-central-1)
 HOSTING_USAGE = "Host:"
+# The whole fetch of one region's prices, however slowly the API answers: botocore's timeouts
+# bound each socket read, not a request, so a reply trickled a byte at a time would never end.
+FETCH_DEADLINE_S = 300.0
 
 
 def cache_file() -> Path:
@@ -51,9 +55,37 @@ def hosting_price(price_list_item: str | dict[str, Any]) -> float | None:
 
 
 def fetch_hosting_prices(
-    session: Any, region: str, instance_types: list[str], endpoint_url: str | None = None
+    session: Any,
+    region: str,
+    instance_types: list[str],
+    endpoint_url: str | None = None,
+    deadline_s: float = FETCH_DEADLINE_S,
 ) -> dict[str, dict[str, Any]]:
-    """{instance type: {usd_per_hour, sku, fetched_at}} for the types the API prices in region."""
+    """{instance type: {usd_per_hour, sku, fetched_at}} for the types the API prices in region;
+    TimeoutError (one line) when that takes more than deadline_s in all. The calls run in a daemon
+    thread that is abandoned at the deadline (it ends with the process; nothing is written)."""
+    done: list[dict[str, dict[str, Any]]] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            done.append(_fetch_hosting_prices(session, region, instance_types, endpoint_url))
+        except BaseException as e:  # noqa: BLE001 (re-raised in the caller's thread)
+            failed.append(e)
+
+    worker = threading.Thread(target=work, name=f"prices-{region}", daemon=True)
+    worker.start()
+    worker.join(deadline_s)
+    if failed:
+        raise failed[0]
+    if not done:
+        raise TimeoutError(f"the Price List API did not answer for {region} within {deadline_s:g} s")
+    return done[0]
+
+
+def _fetch_hosting_prices(
+    session: Any, region: str, instance_types: list[str], endpoint_url: str | None
+) -> dict[str, dict[str, Any]]:
     client = session.client("pricing", region_name=PRICING_REGION, endpoint_url=endpoint_url)
     fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
     out = {}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from llmbench.settings import env_var, parse_weeks
@@ -30,7 +31,7 @@ def run(a: argparse.Namespace) -> int:
     if weeks is None:
         print(f"llmbench prune: raw results are kept for ever ({RAW_RESULTS_WEEKS_ENV} unset; or pass --weeks)")
         return 0
-    removed = prune_raw_results(weeks, dry_run=a.dry_run)
+    removed = prune_raw_results(weeks, dry_run=a.dry_run, say=lambda m: print(m, file=sys.stderr))
     for attempt in removed:
         print(f"{'would remove' if a.dry_run else 'removed'} {attempt}")
     print(f"{len(removed)} attempt folder(s) planned more than {weeks} week(s) ago")

@@ -8,6 +8,8 @@ given leaves the model's default. The endpoint's flags (--backend, --url, ...) a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import sys
 import tempfile
@@ -208,11 +210,16 @@ def run(a: argparse.Namespace) -> int:
         if isinstance(e, LlmbenchError):
             raise
         raise LlmbenchError(one_line(e)) from e
+    except OSError as e:  # a full disk under --out: one line, the records so far kept
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        raise LlmbenchError(f"--out {out}: {e.strerror}; the records written so far stay in {out}") from e
     finally:
         if handle is not None:
             outcome = backend.teardown(handle)
             if serving is not None:
-                (out / "teardown.json").write_text(json.dumps(outcome.to_json(), indent=2))
+                with contextlib.suppress(OSError):  # a full disk: the server is stopped all the same
+                    (out / "teardown.json").write_text(json.dumps(outcome.to_json(), indent=2))
     return _summarise(result)
 
 
