@@ -1,11 +1,7 @@
-"""Benchmark configs and catalogs, validated, and the plan: targets resolved before anything runs.
-
-A config names a workload and a list of targets (instance type x model x serving configuration),
-each on a backend (its own `backend:`, else the config's): one run may mix them. `plan()`
-resolves every target against the catalogs and the DAG Params into a
-typed `RunPlan` (llmbench.schemas.targets), and refuses a bad one with a single line naming the field and
-the allowed values, before any endpoint exists.
-"""
+"""Benchmark configs and catalogs, validated: what a config file may say (`BenchmarkConfig`, each
+backend's section from the registry), loaded with bounds on YAML (no duplicate key, no alias bomb),
+and the DAG Params applied to it. A config that cannot be run is refused with a single line
+naming the field and the allowed values (`ConfigError`); planning.plan resolves what is left."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """The plan: every target of a config resolved and checked, with its estimate, before anything runs.
 
 A config names a workload and a list of targets (instance type x model x serving configuration),
-each on a backend (its own `backend:`, else the config's): one run may mix them. `plan()`
-resolves every target against the catalogs and the DAG Params into a
-typed `RunPlan` (llmbench.schemas.targets), and refuses a bad one with a single line naming the field and
-the allowed values, before any endpoint exists.
+each on a backend (its own `backend:`, else the config's): one run may mix them. `plan()` resolves
+every target against the catalogs and the DAG Params into a typed `RunPlan`
+(llmbench.schemas.targets) that every task of the run reads, and estimates its hours and dollars.
 """
 
 from __future__ import annotations

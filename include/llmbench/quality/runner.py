@@ -1,28 +1,5 @@
-"""Correctness beside price-performance: small, deterministic suites shipped here, sent to a
-target through the same backend and wire format as its sweep (non-streaming, outside the timed
-levels), and graded here, without an LLM judge.
-
-Suites:
-  tool_call  seed 001's shape: a question plus the `count_ids(ids, filter)` tool. Graded: a tool
-             was called, its name, arguments that parse as JSON and fit the tool's schema, the
-             ids passed as given, and the filter's meaning: it must accept exactly the ids the
-             question asks for over a range of integers (`id > 9` is `id >= 10`; `id > 10` is
-             wrong even where it gives the same count on the question's ids).
-  exact      short tasks with one right answer (arithmetic, extraction, a fixed format), graded
-             by normalised exact match (`normalise`).
-
-Wires: the endpoint's (registry.WireFormat: OpenAI chat completions with `tools` unless the wire
-declares its own URL, headers, body and answer). A server or model that refuses tools
-(an HTTP error that names tools, or a wire without tools) records the suite "unsupported": not a
-failure, and not a score.
-
-Each request is bounded as a sweep's is: at most the workload's max_response_bytes of response
-(more ends the item as `response_too_large`) and a hard wall-clock deadline of the quality
-section's request_timeout_s (`timeout`), however fast or slowly bytes arrive.
-
-Raw results: <target dir>/quality.jsonl (one line per item and run: prompt, raw output, pass,
-reason) and quality.json (per suite: status, score, n, passed).
-"""
+"""The runner: each suite sent through the target's own wire, bounded in bytes and wall-clock time
+(backends.deadline), graded, and written to <target dir>/quality.jsonl and quality.json."""
 
 from __future__ import annotations
 
