@@ -73,10 +73,8 @@ def parse_openai_sse(lines: list[tuple[int, bytes]]) -> StreamParse:
 
 
 def _misshapen(parse: StreamParse, what: str, value: Any) -> bool:
-    """A chunk that parsed but is not the shape the API defines: the record fails with
-    malformed_chunk (never an exception: one bad response is one failed record)."""
-    parse.error_kind = "malformed_chunk"
-    parse.error_detail = f"{what} is {type(value).__name__} {json.dumps(value)[:120]}, not the API's shape"
+    """StreamParse.misshapen, answering _take_chunk's "go on?" with no."""
+    parse.misshapen(what, value)
     return False
 
 

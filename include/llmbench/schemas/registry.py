@@ -18,6 +18,7 @@ field falls back to.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -63,6 +64,13 @@ class StreamParse:
     usage: dict[str, Any] | None
     error_kind: str | None = None
     error_detail: str | None = None
+
+    def misshapen(self, what: str, value: Any) -> StreamParse:
+        """A chunk that parsed but is not the shape the API defines: the record fails with
+        malformed_chunk (never an exception: one bad response is one failed record)."""
+        self.error_kind = "malformed_chunk"
+        self.error_detail = f"{what} is {type(value).__name__} {json.dumps(value)[:120]}, not the API's shape"
+        return self
 
 
 Chunks = list[tuple[int, bytes]]  # (arrival ns, bytes) as read

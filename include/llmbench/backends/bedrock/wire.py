@@ -71,12 +71,12 @@ def decode_converse(chunks: list[tuple[int, bytes]]) -> StreamParse:
                 elif event == "messageStop":
                     reason = json.loads(msg.payload).get("stopReason")
                     if reason and not isinstance(reason, str):
-                        return _misshapen(parse, "stopReason", reason)
+                        return parse.misshapen("stopReason", reason)
                     parse.finish_reason = CONVERSE_FINISH.get(reason, reason) if reason else None
                 elif event == "metadata":
                     usage = json.loads(msg.payload).get("usage") or {}
                     if not isinstance(usage, dict):
-                        return _misshapen(parse, "usage", usage)
+                        return parse.misshapen("usage", usage)
                     parse.usage = {
                         "prompt_tokens": usage.get("inputTokens"),
                         "completion_tokens": usage.get("outputTokens"),
@@ -87,14 +87,6 @@ def decode_converse(chunks: list[tuple[int, bytes]]) -> StreamParse:
     except (ValueError, TypeError, AttributeError) as e:  # a payload that is not JSON, or not an object
         parse.error_kind = "malformed_chunk"
         parse.error_detail = f"ConverseStream event payload: {type(e).__name__}: {e}"[:300]
-    return parse
-
-
-def _misshapen(parse: StreamParse, what: str, value: Any) -> StreamParse:
-    """An event that parsed but is not the shape the API defines: the record fails with
-    malformed_chunk (never an exception: one bad response is one failed record)."""
-    parse.error_kind = "malformed_chunk"
-    parse.error_detail = f"{what} is {type(value).__name__} {json.dumps(value)[:120]}, not the API's shape"
     return parse
 
 
