@@ -251,7 +251,9 @@ class LocalBackend:
             lambda _remaining_s: self.status(handle),
             timeout_s,
             0.2,
-            lambda last: f"{_engine(handle)} not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}",
+            lambda last: (
+                f"{_engine(handle)} not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}"
+            ),
         )
 
     def endpoint(self, handle: Handle) -> Endpoint:
