@@ -376,7 +376,7 @@ def server_metrics_level(
 ) -> dict[str, Any]:
     """A level's server-side columns from vLLM's /metrics: the gauges (requests running and
     waiting, KV-cache usage) as mean and max over the readings taken while the level ran
-    (`samples`, about one a second), and the counters' increases between the readings just
+    (`samples`, about two a second), and the counters' increases between the readings just
     before and just after it: the prefix-cache hit rate (hit tokens / queried tokens), prompt
     tokens served from the cache, the mean queue time of the requests that left the queue. NULL
     with the reason (`note`) where the path has no metrics page or it did not answer; counters

@@ -1,5 +1,5 @@
 -- What the server says about each level (issue 27): vLLM's /metrics, read just before and after the
--- level and about once a second while it runs (backends.servermetrics.LevelSampler,
+-- level and about twice a second while it runs (backends.servermetrics.LevelSampler,
 -- analysis.metrics.server_metrics_level). NULL, with the reason in server_metrics_note, on a path
 -- without vLLM's metrics page (llama-server, SageMaker, Bedrock).
 ALTER TABLE llmbench.levels ADD COLUMN IF NOT EXISTS server_requests_running_mean DOUBLE;
@@ -14,7 +14,7 @@ ALTER TABLE llmbench.levels ADD COLUMN IF NOT EXISTS prompt_tokens_cached DOUBLE
 ALTER TABLE llmbench.levels ADD COLUMN IF NOT EXISTS server_queue_time_ms_mean DOUBLE;
 ALTER TABLE llmbench.levels ADD COLUMN IF NOT EXISTS server_metrics_samples INTEGER;
 ALTER TABLE llmbench.levels ADD COLUMN IF NOT EXISTS server_metrics_note VARCHAR;
-COMMENT ON COLUMN llmbench.levels.server_requests_running_mean IS 'mean of vLLM''s vllm:num_requests_running over the readings taken during the level (about one a second, plus one just before and after)';
+COMMENT ON COLUMN llmbench.levels.server_requests_running_mean IS 'mean of vLLM''s vllm:num_requests_running over the readings taken during the level (about two a second, plus one just before and after)';
 COMMENT ON COLUMN llmbench.levels.server_requests_running_max IS 'max of vllm:num_requests_running over the level''s readings';
 COMMENT ON COLUMN llmbench.levels.server_requests_waiting_mean IS 'mean of vllm:num_requests_waiting (queued in the server) over the level''s readings';
 COMMENT ON COLUMN llmbench.levels.server_requests_waiting_max IS 'max of vllm:num_requests_waiting over the level''s readings';
