@@ -1,6 +1,7 @@
-"""vLLM's own parser on the launch arguments we give vLLM: the EC2 user data's `docker run` words
-after the image name, the SageMaker DLC's SM_VLLM_* environment as the container turns it into
-flags, and the local engine's command line. They are parsed by the vLLM that `make vllm` installed
+"""vLLM's own parser on the launch arguments we give vLLM, as each backend kind that launches vLLM
+gives them (its BackendSpec.vllm_launch: an instance's container command line, a managed
+container's environment as that container turns it into flags, the local engine's command line).
+They are parsed by the vLLM that `make vllm` installed
 (`make_arg_parser` on a `FlexibleArgumentParser`, then `validate_parsed_serve_args`), in its own
 venv, all in one subprocess: nothing starts, no model loads. A typo in `extra_args` or a key
 `speculative_config` does not have is found before anything is deployed, naming the flag.
@@ -16,7 +17,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from llmbench.schemas.targets import ResolvedTarget, VllmServing
+from llmbench.schemas import registry
+from llmbench.schemas.targets import ResolvedTarget
 
 # The checker, run by the vLLM venv's Python: [{"name", "argv"}] on stdin, [{"name", "error"}] out.
 _CHECKER = r"""
@@ -62,52 +64,20 @@ class Launch:
     container_version: str | None
 
 
-def sagemaker_argv(env: dict[str, str]) -> list[str]:
-    """The flags SageMaker's vLLM container builds from its environment: every SM_VLLM_<NAME>
-    becomes --<name> (lower case, _ -> -) followed by its value; an empty value is a bare flag.
-    In sorted order, as the container's `env | grep` loop yields them."""
-    argv: list[str] = []
-    for key, value in sorted(env.items()):
-        if not key.startswith("SM_VLLM_"):
-            continue
-        argv.append("--" + key.removeprefix("SM_VLLM_").lower().replace("_", "-"))
-        if value != "":
-            argv.append(value)
-    return argv
-
-
 def image_version(image: str) -> str | None:
     m = _IMAGE_VERSION.search(image)
     return m.group(1) if m else None
 
 
 def launches(target: ResolvedTarget) -> list[Launch]:
-    """The vLLM launch of a target, if it runs vLLM (ec2, sagemaker or local with serving.kind
-    vllm); empty otherwise."""
-    s = target.serving
-    if not isinstance(s, VllmServing):
+    """The vLLM launch of a target whose kind launches vLLM for it (BackendSpec.vllm_launch); empty
+    otherwise."""
+    hook = registry.get(target.backend_kind).vllm_launch
+    launch = hook(target) if hook is not None else None
+    if launch is None:
         return []
-    name = f"targets[{target.target_id}] ({target.backend_kind})"
-    if target.backend_kind == "ec2":
-        from llmbench.backends.ec2.backend import serve_command
-        from llmbench.backends.ec2.models import Ec2Target
-
-        assert isinstance(target.backend, Ec2Target)
-        image = target.backend.container.image
-        argv = serve_command(target, image, 8000)
-        return [Launch(name, argv[argv.index(image) + 1 :], image_version(image))]
-    if target.backend_kind == "sagemaker":
-        from llmbench.backends.sagemaker.backend import container_environment
-        from llmbench.backends.sagemaker.models import SageMakerTarget
-
-        assert isinstance(target.backend, SageMakerTarget)
-        env = container_environment(target)
-        return [Launch(name, sagemaker_argv(env), image_version(target.backend.container.image))]
-    if target.backend_kind == "local":
-        from llmbench.backends.local import vllm
-
-        return [Launch(name, vllm.serve_args(s, vllm.vllm_model(), 8000), None)]
-    return []
+    argv, version = launch
+    return [Launch(f"targets[{target.target_id}] ({target.backend_kind})", argv, version)]
 
 
 def check(items: list[Launch], python: Path, timeout_s: float = PARSE_TIMEOUT_S) -> tuple[str, dict[str, str | None]]:

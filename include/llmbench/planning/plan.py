@@ -78,8 +78,8 @@ def _pinned_revision(serving: Any, kind: str, model: dict[str, Any]) -> str | No
 
 
 def _check_vllm_args(targets: list[ResolvedTarget], checks: dict[str, list[str]]) -> None:
-    """Each vLLM target's launch (EC2 argv, SageMaker SM_VLLM_* as flags, the local command line)
-    through the installed vLLM's parser and validation, one subprocess for all; a refusal is a
+    """Each vLLM target's launch (its kind's BackendSpec.vllm_launch: backends.vllmargs) through
+    the installed vLLM's parser and validation, one subprocess for all; a refusal is a
     ConfigError naming the target and vLLM's words (the flag). Without the vLLM venv: a check line
     saying it was skipped and why."""
     from llmbench.backends import vllmargs

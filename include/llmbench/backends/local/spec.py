@@ -3,6 +3,8 @@ target at a time."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from llmbench.backends.local import vllm
 from llmbench.backends.local.models import LocalServing, LocalTarget
 from llmbench.schemas import registry
@@ -43,6 +45,13 @@ def plan(ctx: PlanContext) -> Resolved:
     return Resolved("local", LocalTarget())
 
 
+def vllm_launch(target: Any) -> tuple[list[str], str | None] | None:
+    """The local vLLM's flags (its port a placeholder); the installed vLLM is the one that runs."""
+    if not isinstance(target.serving, VllmServing):
+        return None
+    return vllm.serve_args(target.serving, vllm.vllm_model(), 8000), None
+
+
 SPEC = registry.register(
     BackendSpec(
         kind="local",
@@ -55,6 +64,7 @@ SPEC = registry.register(
         # A target's deploy waits until no other local target of the run has a server alive, so two
         # targets' servers never overlap (the pool alone serialises tasks, not a target's lifetime).
         capacity=Capacity(pool=LOCAL_POOL, pool_scope="target", deploy_poke_s=30),
+        vllm_launch=vllm_launch,
     ),
     LocalServing,
 )
