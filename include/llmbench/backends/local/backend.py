@@ -267,7 +267,7 @@ class LocalBackend:
         return Endpoint(
             url=handle["base_url"] + "/v1/chat/completions",
             model="default",
-            metrics_note="llama-server has no vLLM metrics page (scheduler, cache and speculative-decoding counters)",
+            metrics_note="llama-server has no speculative-decoding, scheduler or cache counters (no vLLM metrics page)",
         )
 
     def engine_version(self, handle: Handle) -> EngineVersion:
