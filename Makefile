@@ -20,7 +20,7 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: help preflight-run preflight-test preflight-fast venv server browser airflow-db run test test-fast unit-fast lint bench lock clean compose-test
+.PHONY: help preflight-run preflight-test preflight-fast venv server vllm browser airflow-db run test test-fast unit-fast lint bench lock clean compose-test
 help:
 	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
 	@echo "    [WAREHOUSE_CONN=postgres://...] [PARAMS='{\"concurrency\": [1, 2]}']  publish to PostgreSQL; more DAG Params"
@@ -28,6 +28,7 @@ help:
 	@echo "make test-fast                              lint beside unit + DAG integrity tests (no server, no build; < 1 min)"
 	@echo "make lint                                   ruff (lint + format check) and mypy"
 	@echo "make server                                 build llama-server and unpack the model (once, cached in $(LLMBENCH_CACHE))"
+	@echo "make vllm                                   build vLLM for CPU in its own venv and convert the model (once, cached; after make server)"
 	@echo "make browser                                install Debian's chromium for the report test (once)"
 	@echo "make bench                                  benchmarks (results in benchmarks/results/)"
 	@echo "make lock                                   recompile requirements.txt from requirements.in"
@@ -56,6 +57,12 @@ preflight-fast:
 # Built for a portable CPU baseline, smoke-checked on this CPU before use (scripts/get_local_server.sh).
 server: venv
 	@PYTHON=$(BIN)/python scripts/get_local_server.sh
+
+# vLLM on the CPU, the local backend's second engine (serving.kind vllm): its own venv under the
+# cache, built with the system Python and pip (scripts/get_vllm.sh). Not on `venv`: it never touches
+# .venv, and `make test` does not need it (the vLLM tests skip with one line when it is absent).
+vllm:
+	@VLLM_PYTHON=$(PYTHON) scripts/get_vllm.sh
 
 # Migrated once per SQLite home and install: `airflow db migrate` takes 15-30 s with nothing to do,
 # on every `make run`. A new lock (.installed) or a removed airflow.db migrates again.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -332,6 +333,83 @@ def spec_decode_level(
         "spec_decode_acceptance_rate": rate,
         "spec_decode_note": None if rate is not None else "no draft tokens during the level: no speculative decoding",
     }
+
+
+@dataclass(frozen=True)
+class ServerReading:
+    """One reading of a vLLM server's Prometheus page (backends.servermetrics reads it): the
+    gauges at that moment and the counters since the server started. None: the page lacks it
+    (an older vLLM)."""
+
+    requests_running: float | None
+    requests_waiting: float | None
+    kv_cache_usage_frac: float | None  # vllm:kv_cache_usage_perc, a fraction in [0, 1] despite its name
+    prefix_cache_queries_tokens: float | None
+    prefix_cache_hits_tokens: float | None
+    prompt_tokens_cached: float | None
+    queue_time_s_sum: float | None
+    queue_time_count: float | None
+
+
+SERVER_METRIC_COLUMNS = (
+    "server_requests_running_mean",
+    "server_requests_running_max",
+    "server_requests_waiting_mean",
+    "server_requests_waiting_max",
+    "server_kv_cache_usage_frac_mean",
+    "server_kv_cache_usage_frac_max",
+    "prefix_cache_hit_rate",
+    "prefix_cache_hits_tokens",
+    "prompt_tokens_cached",
+    "server_queue_time_ms_mean",
+    "server_metrics_samples",
+    "server_metrics_note",
+)
+
+
+def _increase(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
+def server_metrics_level(
+    before: ServerReading | None, after: ServerReading | None, samples: Sequence[ServerReading], note: str | None
+) -> dict[str, Any]:
+    """A level's server-side columns from vLLM's /metrics: the gauges (requests running and
+    waiting, KV-cache usage) as mean and max over the readings taken while the level ran
+    (`samples`, about two a second), and the counters' increases between the readings just
+    before and just after it: the prefix-cache hit rate (hit tokens / queried tokens), prompt
+    tokens served from the cache, the mean queue time of the requests that left the queue. NULL
+    with the reason (`note`) where the path has no metrics page or it did not answer; counters
+    that went backwards (a restart) give NULL counter columns."""
+    out: dict[str, Any] = dict.fromkeys(SERVER_METRIC_COLUMNS)
+    if before is None or after is None:
+        out["server_metrics_samples"] = 0
+        out["server_metrics_note"] = note or "the server's /metrics was not read"
+        return out
+    readings = [before, *samples, after]
+    for name, field in (
+        ("server_requests_running", "requests_running"),
+        ("server_requests_waiting", "requests_waiting"),
+        ("server_kv_cache_usage_frac", "kv_cache_usage_frac"),
+    ):
+        values = [v for r in readings if (v := getattr(r, field)) is not None]
+        if values:
+            out[f"{name}_mean"], out[f"{name}_max"] = float(np.mean(values)), float(max(values))
+    queries = _increase(before.prefix_cache_queries_tokens, after.prefix_cache_queries_tokens)
+    hits = _increase(before.prefix_cache_hits_tokens, after.prefix_cache_hits_tokens)
+    cached = _increase(before.prompt_tokens_cached, after.prompt_tokens_cached)
+    queue_s = _increase(before.queue_time_s_sum, after.queue_time_s_sum)
+    queued = _increase(before.queue_time_count, after.queue_time_count)
+    if any(v is not None and v < 0 for v in (queries, hits, cached, queue_s, queued)):
+        out["server_metrics_samples"] = len(readings)
+        out["server_metrics_note"] = "the counters went backwards: the server restarted"
+        return out
+    out["prefix_cache_hits_tokens"] = hits
+    out["prefix_cache_hit_rate"] = hits / queries if hits is not None and queries else None
+    out["prompt_tokens_cached"] = cached
+    out["server_queue_time_ms_mean"] = queue_s / queued * 1000 if queue_s is not None and queued else None
+    out["server_metrics_samples"] = len(readings)
+    return out
 
 
 def time_to_ready_s(events: Sequence[dict[str, Any]]) -> float | None:

@@ -174,6 +174,7 @@ async def run_level(
     first_index: int,
     timeout_s: float,
     shared_prefix_tokens: int = 0,
+    prompt_style: str = "words",
     on_record: OnRecord,
     next_index: Callable[[], int] | None = None,
     worker_offset: int = 0,
@@ -202,6 +203,7 @@ async def run_level(
             sample_length(input_tokens, seed, idx, "input"),
             sample_length(output_tokens, seed, idx, "output"),
             shared_prefix_tokens,
+            prompt_style,
         )
         if stream_body is not None:  # the wire's own body (e.g. one whose model is in the URL)
             return json.dumps(stream_body(prompt.text, prompt.system, prompt.max_tokens, endpoint.model)).encode()

@@ -41,16 +41,47 @@ def _words(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(max(0, n)))
 
 
-def make_prompt(seed: int, index: int, input_tokens: int, output_tokens: int, shared_prefix_tokens: int = 0) -> Prompt:
+# code-edit prompts: a function of seeded lines, each ~CODE_TOKENS_PER_LINE tokens, to be rewritten
+# with one rename. The answer repeats most of the prompt, as seed 002's "rewrite this code" tasks
+# do: what n-gram prompt lookup (speculative decoding without a draft model) drafts from.
+CODE_TOKENS_PER_LINE = 14
+_CODE_INSTRUCTION = "Rewrite this code with one change: rename `{old}` to `{new}`. Answer with the whole code only."
+
+
+def _code(rng: random.Random, n_tokens: int) -> tuple[str, str, str]:
+    """(a seeded Python function of about n_tokens tokens, a name it uses, its replacement)."""
+    names = [w for w in _WORDS if len(w) > 3]
+    old, new = rng.sample(names, 2)
+    lines = [f"def update_{old}(items, {old}_limit):", "    total = 0"]
+    for i in range(max(1, n_tokens // CODE_TOKENS_PER_LINE - 3)):
+        a, b = rng.choice(names), rng.choice(names)
+        lines.append(f"    {a}_{i} = items[{i}].{b} + min({old}_limit, {rng.randint(1, 99)})")
+    lines.append("    return total")
+    return "\n".join(lines), f"{old}_limit", f"{new}_limit"
+
+
+def make_prompt(
+    seed: int,
+    index: int,
+    input_tokens: int,
+    output_tokens: int,
+    shared_prefix_tokens: int = 0,
+    style: str = "words",
+) -> Prompt:
     """The `index`-th prompt of a seeded workload: same seed and index, same text, always.
 
-    Distinct indices give distinct word sequences, so no two requests share a cacheable prefix
-    beyond the instruction, except the optional shared system prompt of `shared_prefix_tokens`
-    (seed 002's 478-token system prompt, what prefix caching reuses).
+    Distinct indices give distinct word sequences (or code), so no two requests share a cacheable
+    prefix beyond the instruction, except the optional shared system prompt of
+    `shared_prefix_tokens` (seed 002's 478-token system prompt, what prefix caching reuses).
+    style "code-edit": rewrite a seeded piece of code with one rename (Workload.prompt_style).
     """
     rng = random.Random(f"{seed}:{index}")
-    n_words = max(1, input_tokens - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
     system = _words(random.Random(f"{seed}:system"), shared_prefix_tokens) if shared_prefix_tokens else None
+    if style == "code-edit":
+        code, old, new = _code(rng, input_tokens - TEMPLATE_OVERHEAD_TOKENS - 20)
+        text = _CODE_INSTRUCTION.format(old=old, new=new) + "\n```python\n" + code + "\n```"
+        return Prompt(index=index, text=text, max_tokens=output_tokens, system=system)
+    n_words = max(1, input_tokens - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
     return Prompt(index=index, text=f"{_INSTRUCTION} {_words(rng, n_words)}", max_tokens=output_tokens, system=system)
 
 

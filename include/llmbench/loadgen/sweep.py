@@ -51,6 +51,7 @@ def _level_args(workload: Workload) -> dict[str, Any]:
         seed=workload.seed,
         timeout_s=workload.request_timeout_s,
         shared_prefix_tokens=workload.shared_prefix_tokens,
+        prompt_style=workload.prompt_style,
         max_response_bytes=workload.max_response_bytes,
     )
 
@@ -77,6 +78,7 @@ SWEEP_ONLY_COLUMNS = (
     "spec_decode_accepted_tokens",
     "spec_decode_acceptance_rate",
     "spec_decode_note",
+    *metrics.SERVER_METRIC_COLUMNS,
 )
 
 
@@ -192,6 +194,7 @@ def run_sweep(
             before, why_not = servermetrics.spec_decode_counters(
                 endpoint.metrics_url, endpoint.headers, endpoint.metrics_note
             )
+            sampler = servermetrics.LevelSampler(endpoint.metrics_url, endpoint.headers, endpoint.metrics_note).start()
             say(
                 f"level {li + 1}/{len(levels)}: "
                 + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
@@ -224,6 +227,7 @@ def run_sweep(
                 else (None, why_not)
             )
             extras.update(metrics.spec_decode_level(before, after, why_not or why_not_after))
+            extras.update(sampler.stop())
             row = level_row(recs, c, rate, slo, cpu_s, procs, extras)
             level_rows.append(row)
             writer.write_table(to_table(recs))

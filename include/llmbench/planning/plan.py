@@ -8,6 +8,7 @@ every target against the catalogs and the DAG Params into a typed `RunPlan`
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,34 @@ def _pinned_revision(serving: Any, kind: str, model: dict[str, Any]) -> str | No
     return str(rev) if rev and serving.kind in registry.get(kind).pins_revision else None
 
 
+def _check_vllm_args(targets: list[ResolvedTarget], checks: dict[str, list[str]]) -> None:
+    """Each vLLM target's launch (its kind's BackendSpec.vllm_launch: backends.vllmargs) through
+    the installed vLLM's parser and validation, one subprocess for all; a refusal is a
+    ConfigError naming the target and vLLM's words (the flag). Without the vLLM venv: a check line
+    saying it was skipped and why."""
+    from llmbench.backends import vllmargs
+    from llmbench.backends.local import vllm
+
+    launches = {t.target_id: vllmargs.launches(t) for t in targets}
+    if not any(launches.values()):
+        return
+    why_not = vllm.missing()
+    if why_not:
+        for tid, items in launches.items():
+            if items:
+                checks[tid].append(f"vLLM's own parser: skipped ({why_not})")
+        return
+    try:
+        version, errors = vllmargs.check([x for xs in launches.values() for x in xs], vllm.vllm_python())
+    except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+        raise ConfigError(f"vLLM's own parser could not run: {e}") from None
+    for tid, items in launches.items():
+        for x in items:
+            if errors[x.name]:
+                raise ConfigError(f"{x.name}.serving: vLLM {version} refused the launch arguments: {errors[x.name]}")
+            checks[tid].append(vllmargs.line(x, version, None))
+
+
 def plan(
     config_name: str,
     logical_date: date | datetime | str,
@@ -96,10 +125,13 @@ def plan_checked(
     params: dict[str, Any] | None = None,
     runs_root: Path | None = None,
     write: bool = True,
+    check_vllm_args: bool = False,
 ) -> tuple[RunPlan, dict[str, list[str]]]:
     """plan(), and every check's outcome per target id, in the order they ran (`llmbench plan`
     prints them; a check that fails raises ConfigError instead, as in plan()). write=False: the
-    plan only, no folder and no plan.json (a reprocess reads today's settings this way)."""
+    plan only, no folder and no plan.json (a reprocess reads today's settings this way).
+    check_vllm_args: every vLLM target's launch arguments parsed by vLLM itself where `make vllm`
+    installed it (_check_vllm_args; ~20 s, so asked for: `llmbench plan --check-vllm-args`)."""
     cfg = _apply_params(load_config(config_name), params or {})
     cat = load_catalogs()
     run_key = make_run_key(cfg.name, logical_date)
@@ -151,6 +183,8 @@ def plan_checked(
                 quality=cfg.quality,
             )
         )
+    if check_vllm_args:
+        _check_vllm_args(targets, checks)
     run = RunPlan(
         run_key=run_key,
         run_dir=str(run_dir),

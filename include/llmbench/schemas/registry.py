@@ -198,6 +198,10 @@ class BackendSpec:
     # An Endpoint for an endpoint of this kind that already exists (the CLI's `sweep --backend`),
     # from (name, region, runtime URL override); nothing is deployed or deleted.
     existing_endpoint: Callable[[str, str, str | None], Any] | None = None
+    # The `vllm serve` flags a resolved target of this kind gives vLLM and the vLLM version of the
+    # container that would run them (None: unknown), for vLLM's own parser (backends.vllmargs);
+    # None from the hook, or no hook: the target launches no vLLM.
+    vllm_launch: Callable[[Any], tuple[list[str], str | None] | None] | None = None
 
     @property
     def section_key(self) -> str | None:

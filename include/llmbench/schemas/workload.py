@@ -101,6 +101,11 @@ class Workload(_Strict):
     shared_prefix_tokens: StrictInt = Field(
         0, ge=0, le=MAX_TOKENS, description="a system prompt every request shares, in tokens (seed 002: 478)"
     )
+    prompt_style: Literal["words", "code-edit"] = Field(
+        "words",
+        description="words: continue a list of random words; code-edit: rewrite a piece of code with one change "
+        "(an answer that repeats its prompt: what n-gram speculative decoding drafts from)",
+    )
     concurrency: list[Annotated[StrictInt, Field(le=MAX_CONCURRENCY)]] = Field(
         default_factory=lambda: [1, 2, 4, 8],
         min_length=1,

@@ -204,3 +204,20 @@ def test_first_request_ttft_is_the_one_sent_first():
     failed = rec(0, [], 30_000, 0, ok=False, kind="timeout")
     assert metrics.first_request_ttft_ms([second, failed]) is None  # the first failed: not served
     assert metrics.first_request_ttft_ms([]) is None
+
+
+def _reading(running=0.0, hits=0.0, queries=0.0, queue_s=0.0, queued=0.0):
+    return metrics.ServerReading(running, 0.0, 0.1, queries, hits, hits, queue_s, queued)
+
+
+def test_server_metrics_level_counters_that_go_backwards_are_a_restart():
+    cols = metrics.server_metrics_level(_reading(hits=500, queries=900), _reading(hits=10, queries=20), [], None)
+    assert cols["server_metrics_note"] == "the counters went backwards: the server restarted"
+    assert cols["prefix_cache_hit_rate"] is None
+
+
+def test_server_metrics_level_without_lookups_has_no_hit_rate():
+    cols = metrics.server_metrics_level(_reading(), _reading(running=2.0), [_reading(running=4.0)], None)
+    assert cols["prefix_cache_hit_rate"] is None and cols["prefix_cache_hits_tokens"] == 0.0
+    assert cols["server_requests_running_mean"] == 2.0 and cols["server_requests_running_max"] == 4.0
+    assert cols["server_queue_time_ms_mean"] is None and cols["server_metrics_samples"] == 3

@@ -48,7 +48,12 @@ def test_a_reprocess_keeps_what_only_the_sweep_measured(tmp_path):
 
     pq.write_table(to_table(recs), t.dir / "requests.parquet")
     measured = {"level_warmup_requests": 2, "spec_decode_draft_tokens": 24.0, "spec_decode_accepted_tokens": 16.0,
-                "spec_decode_acceptance_rate": 16 / 24, "spec_decode_note": None}
+                "spec_decode_acceptance_rate": 16 / 24, "spec_decode_note": None,
+                "server_requests_running_mean": 1.5, "server_requests_running_max": 2.0,
+                "server_requests_waiting_mean": 0.5, "server_requests_waiting_max": 1.0,
+                "server_kv_cache_usage_frac_mean": 0.01, "server_kv_cache_usage_frac_max": 0.02,
+                "prefix_cache_hit_rate": 0.25, "prefix_cache_hits_tokens": 128.0, "prompt_tokens_cached": 128.0,
+                "server_queue_time_ms_mean": 3.0, "server_metrics_samples": 4, "server_metrics_note": None}
     pd.DataFrame([level_row(recs, 1, None, t.slo, 0.01, 1, measured)]).to_parquet(t.dir / "levels.parquet")
     assert recompute_levels(t)
     (row,) = pd.read_parquet(t.dir / "levels.parquet").to_dict("records")

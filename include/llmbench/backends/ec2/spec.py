@@ -98,6 +98,20 @@ def platform_kwargs(target: BackendTargetBase, platform: Platform) -> dict[str, 
     }
 
 
+def vllm_launch(target: Any) -> tuple[list[str], str | None] | None:
+    """The `vllm serve` flags of the instance's container: the user data's `docker run` words after
+    the image name; and the image's vLLM version."""
+    from llmbench.backends.ec2.backend import serve_command
+    from llmbench.backends.vllmargs import image_version
+    from llmbench.schemas.targets import VllmServing
+
+    if not isinstance(target.serving, VllmServing) or not isinstance(target.backend, Ec2Target):
+        return None
+    image = target.backend.container.image
+    argv = serve_command(target, image, 8000)
+    return argv[argv.index(image) + 1 :], image_version(image)
+
+
 SPEC = registry.register(
     BackendSpec(
         kind="ec2",
@@ -114,5 +128,6 @@ SPEC = registry.register(
         capacity=Capacity(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
         platform_kwargs=platform_kwargs,
         janitor_client="ec2",
+        vllm_launch=vllm_launch,
     )
 )

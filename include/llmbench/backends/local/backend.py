@@ -1,4 +1,6 @@
-"""The embedded default: llama.cpp's llama-server on 127.0.0.1, serving SmolLM2-135M (GGUF).
+"""The embedded default: llama.cpp's llama-server on 127.0.0.1, serving SmolLM2-135M (GGUF); or
+vLLM's OpenAI server on the same model (serving.kind vllm, backends.local.vllm), for the engines'
+comparison on one machine.
 
 The server runs in a process group of its own, led by coreutils `timeout`, so that
   * teardown can stop the whole group and wait for every member to exit, and
@@ -32,10 +34,11 @@ from llmbench.backends.base import (
     poll_until_ready,
     torn_down,
 )
+from llmbench.backends.local import vllm
 from llmbench.backends.local.models import LocalServing
 from llmbench.backends.local.smoke import cpu_fingerprint
 from llmbench.lifetime import libc, set_parent_death_signal
-from llmbench.schemas.targets import ResolvedTarget
+from llmbench.schemas.targets import ResolvedTarget, VllmServing
 from llmbench.settings import settings
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -117,13 +120,15 @@ class LocalBackend:
             except (OSError, ValueError):
                 continue
             if other.get("backend") == self.kind and _serves_port(other["pgid"], other["port"]):
-                return f"the local machine is serving {p.parent.name} (llama-server pid {other['pid']})"
+                return f"the local machine is serving {p.parent.name} ({_engine(other)} pid {other['pid']})"
         return None
 
     def ready_timeout_s(self, target: ResolvedTarget) -> float:
         return self.READY_TIMEOUT_S
 
     def deploy(self, target: ResolvedTarget, work_dir: Path) -> Handle:
+        if isinstance(target.serving, VllmServing):
+            return self.start_vllm(target.serving, work_dir)
         if not isinstance(target.serving, LocalServing):
             raise DeployError(f"serving kind {target.serving.kind!r} does not run on the local backend")
         serving = target.serving
@@ -167,6 +172,30 @@ class LocalBackend:
             "--no-webui",
             *s.extra_args,
         ]
+        return self._spawn("llama-server", cmd, None, log_path, port, die_with_parent)
+
+    def start_vllm(self, s: VllmServing, work_dir: Path, die_with_parent: bool = False) -> Handle:
+        """Start vLLM's OpenAI server (the venv and model `make vllm` built) with these knobs, on
+        loopback, with llama-server's lifetime guarantees (_spawn)."""
+        why_not = vllm.missing()
+        if why_not:
+            raise DeployError(why_not)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        port = free_port()
+        env = vllm.environment(dict(os.environ), s)
+        return self._spawn("vllm", vllm.command(s, port), env, work_dir / "vllm.log", port, die_with_parent)
+
+    def _spawn(
+        self,
+        engine: str,
+        cmd: list[str],
+        env: dict[str, str] | None,
+        log_path: Path,
+        port: int,
+        die_with_parent: bool,
+    ) -> Handle:
+        """Start a server command in a process group of its own (led by `timeout`) and hand back
+        its handle once it has not died at once."""
         deployed_at = datetime.now(UTC)
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
@@ -174,11 +203,13 @@ class LocalBackend:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                env=env,
                 start_new_session=True,
                 preexec_fn=_dies_with(os.getpid()) if die_with_parent else None,
             )
         handle = {
             "backend": self.kind,
+            "engine": engine,
             "pid": proc.pid,
             "pgid": proc.pid,  # start_new_session: the leader's pid is the group id
             "port": port,
@@ -195,7 +226,7 @@ class LocalBackend:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 stop_group(proc.pid)
-                raise DeployError(f"llama-server exited at start (code {proc.returncode}): {_tail(log_path)}")
+                raise DeployError(f"{engine} exited at start (code {proc.returncode}): {_tail(log_path)}")
             if _accepts(port):
                 break
             time.sleep(0.05)
@@ -203,7 +234,9 @@ class LocalBackend:
 
     def status(self, handle: Handle) -> Readiness:
         if not group_members(handle["pgid"]):
-            return Readiness("failed", f"llama-server exited before it was ready: {_tail(Path(handle['log_path']))}")
+            return Readiness(
+                "failed", f"{_engine(handle)} exited before it was ready: {_tail(Path(handle['log_path']))}"
+            )
         try:
             servermetrics.fetch(handle["base_url"] + "/health", timeout_s=2.0)  # 2 s in all (a wall-clock deadline)
             return Readiness("ready")
@@ -218,17 +251,28 @@ class LocalBackend:
             lambda _remaining_s: self.status(handle),
             timeout_s,
             0.2,
-            lambda last: f"llama-server not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}",
+            lambda last: (
+                f"{_engine(handle)} not healthy within {timeout_s}s ({last}): {_tail(Path(handle['log_path']))}"
+            ),
         )
 
     def endpoint(self, handle: Handle) -> Endpoint:
+        if _engine(handle) == "vllm":
+            return Endpoint(
+                url=handle["base_url"] + "/v1/chat/completions",
+                model=vllm.SERVED_MODEL_NAME,
+                keep_alive=True,  # vLLM keeps connections (llama-server closes reused ones)
+                metrics_url=handle["base_url"] + "/metrics",  # vLLM's Prometheus page
+            )
         return Endpoint(
             url=handle["base_url"] + "/v1/chat/completions",
             model="default",
-            metrics_note="llama-server has no speculative-decoding acceptance counters",
+            metrics_note="llama-server has no speculative-decoding, scheduler or cache counters (no vLLM metrics page)",
         )
 
     def engine_version(self, handle: Handle) -> EngineVersion:
+        if _engine(handle) == "vllm":
+            return EngineVersion(*servermetrics.vllm_version(handle["base_url"]))
         return EngineVersion(*servermetrics.llama_server_build(handle["base_url"]))
 
     def teardown(self, handle: Handle) -> Teardown:
@@ -240,6 +284,11 @@ class LocalBackend:
 
     def janitor(self, region: str, now: datetime | None = None) -> list[dict[str, Any]]:
         return []  # a server outliving its run is stopped by its own `timeout` guard (max_lifetime_s)
+
+
+def _engine(handle: Handle) -> str:
+    """Which server a handle runs; handles written before vLLM was a local engine: llama-server."""
+    return str(handle.get("engine", "llama-server"))
 
 
 def _dies_with(parent_pid: int):

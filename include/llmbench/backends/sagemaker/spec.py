@@ -69,6 +69,32 @@ def existing_endpoint(name: str, region: str, runtime_url_override: str | None =
     )
 
 
+def container_argv(env: dict[str, str]) -> list[str]:
+    """The flags the vLLM container builds from its environment: every SM_VLLM_<NAME> becomes
+    --<name> (lower case, _ -> -) followed by its value; an empty value is a bare flag. In sorted
+    order, as the container's `env | grep` loop yields them."""
+    argv: list[str] = []
+    for key, value in sorted(env.items()):
+        if not key.startswith("SM_VLLM_"):
+            continue
+        argv.append("--" + key.removeprefix("SM_VLLM_").lower().replace("_", "-"))
+        if value != "":
+            argv.append(value)
+    return argv
+
+
+def vllm_launch(target: Any) -> tuple[list[str], str | None] | None:
+    """The `vllm serve` flags the endpoint's container would build from the environment we set
+    (container_environment); and the image's vLLM version."""
+    from llmbench.backends.sagemaker.backend import container_environment
+    from llmbench.backends.vllmargs import image_version
+    from llmbench.schemas.targets import VllmServing
+
+    if not isinstance(target.serving, VllmServing) or not isinstance(target.backend, SageMakerTarget):
+        return None
+    return container_argv(container_environment(target)), image_version(target.backend.container.image)
+
+
 SPEC = registry.register(
     BackendSpec(
         kind="sagemaker",
@@ -89,5 +115,6 @@ SPEC = registry.register(
         listed_price=listed_price,
         unmanaged_twin=unmanaged_twin,
         existing_endpoint=existing_endpoint,
+        vllm_launch=vllm_launch,
     )
 )

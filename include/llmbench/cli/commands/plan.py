@@ -19,6 +19,11 @@ def add_parser(sub: Any) -> None:
     pl.add_argument("--targets", type=lambda s: [x for x in s.split(",") if x])
     pl.add_argument("--concurrency", type=ints)
     pl.add_argument("--requests-per-level", type=int)
+    pl.add_argument(
+        "--check-vllm-args",
+        action="store_true",
+        help="parse every vLLM target's launch arguments with the vLLM `make vllm` installed (~20 s)",
+    )
     pl.set_defaults(func=run)
 
 
@@ -60,7 +65,9 @@ def run(a: argparse.Namespace) -> int:
     if a.requests_per_level is not None:
         params["requests_per_level"] = a.requests_per_level
     with tempfile.TemporaryDirectory() as tmp:  # a dry plan leaves no run folder behind
-        planned, checks = plan_checked(a.config, a.date, params, runs_root=Path(tmp))  # ConfigError: exit 2
+        planned, checks = plan_checked(  # ConfigError: exit 2
+            a.config, a.date, params, runs_root=Path(tmp), check_vllm_args=a.check_vllm_args
+        )
     from llmbench.schemas.workload import length_mean, length_range
 
     w = planned.targets[0].workload
