@@ -113,7 +113,7 @@ def provenance(target: ResolvedTarget) -> dict[str, Any]:
     if container is not None:
         settings = getattr(b, "settings", None)
         account = getattr(settings, "account_id", None) or ""
-        image = container.image.format(region=target.region, account=account)
+        image = container.image_uri(target.region, account)
     model_id = getattr(b, "model_id", None) or target.hf_id
     server = target.dir / "server.json"
     said = json.loads(server.read_text()) if server.exists() else {}

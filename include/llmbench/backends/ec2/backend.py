@@ -112,7 +112,7 @@ def user_data(target: ResolvedTarget, expiry_minutes: int | None = None) -> str:
     settings = backend.settings
     if expiry_minutes is None:
         expiry_minutes = math.ceil(settings.expiry_hours * 60)
-    image = backend.container.image.format(region=settings.region, account=settings.account_id or "")
+    image = backend.container.image_uri(settings.region, settings.account_id or "")  # as plan resolved it
     lines = [
         "#!/bin/bash",
         "# llmbench (llmbench.backends.ec2.backend.user_data): serve one model, then power off at expiry.",

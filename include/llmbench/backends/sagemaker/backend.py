@@ -166,7 +166,7 @@ class SageMakerBackend:
         name = resource_name(target.run_key, target.target_id)
         deployed_at = datetime.now(UTC)
         tags = _tags(target, deployed_at + timedelta(hours=sm_cfg.expiry_hours))
-        image = backend.container.image.format(region=region)
+        image = backend.container.image_uri(region)  # as plan resolved it (backends.dlc)
         variant = {
             "VariantName": "AllTraffic",
             "ModelName": name,
