@@ -296,6 +296,8 @@ class Ec2Backend:
             "server_port": settings.server_port,
             "server_url": settings.server_url,
             "model": target.model,
+            # What the user data runs (targets.container_image records it).
+            "container_image": backend.container.image_uri(region, settings.account_id or ""),
         }
         step = "resolve AMI"
         try:

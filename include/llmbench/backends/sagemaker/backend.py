@@ -186,6 +186,7 @@ class SageMakerBackend:
             "model_name": name,
             "deployed_at": deployed_at.isoformat(),
             "runtime_url": sm_cfg.runtime_url,
+            "container_image": image,  # what the model's PrimaryContainer runs (targets.container_image)
         }
         try:
             client.create_model(

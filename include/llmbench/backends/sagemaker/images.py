@@ -1,6 +1,6 @@
 """AWS Deep Learning Container images, resolved through the SageMaker Python SDK's own tables,
 for every kind that deploys one (registered as the registry's image resolver: planning's shared
-container check calls it for SageMaker and EC2 targets alike).
+container check calls it for every kind that runs catalog containers).
 
 Why the SDK and not a hand-kept URI: the registry account that holds AWS's containers differs by
 region (763104351884 in most, 217643126080 in me-south-1, 871362719292 in ap-east-1, ...), and the
@@ -61,12 +61,7 @@ def _concrete(framework: str) -> list[str]:
 
 def sdk_regions(framework: str) -> set[str]:
     """Every region the SDK serves the framework in, over all its versions."""
-    return {
-        region
-        for t in _subtrees(framework)
-        for v in t.get("versions", {}).values()
-        for region in _registries(v)
-    }
+    return {region for t in _subtrees(framework) for v in t.get("versions", {}).values() for region in _registries(v)}
 
 
 def _registries(version_config: dict[str, Any]) -> dict[str, str]:
@@ -80,7 +75,7 @@ def _retrieve(framework: str, region: str, version: str) -> str:
     from sagemaker.core import image_uris
 
     # No instance type: each framework llmbench names has one processor (gpu, or neuronx), and
-    # the SDK's instance-type rules know only SageMaker's ml.* names (EC2 asks here too).
+    # the SDK's instance-type rules know only SageMaker's ml.* names (other kinds ask here too).
     return str(image_uris.retrieve(framework=framework, region=region, version=version, image_scope=SCOPE))
 
 
@@ -128,8 +123,7 @@ def resolve(
     regions = _version_regions(framework, asked)
     if region not in regions:
         raise ConfigError(
-            f"region {region}: the {sdk} serves no {framework} {asked} image there (it serves it in "
-            f"{sorted(regions)})"
+            f"region {region}: the {sdk} serves no {framework} {asked} image there (it serves it in {sorted(regions)})"
         )
     why = f" ({pin_reason})" if pin_reason else ""
     if listed:
@@ -157,6 +151,8 @@ def resolve(
     )
 
 
-registry.register_image_resolver(lambda framework, version, region, pin, pin_reason: resolve(
-    framework, version, region, pin=pin, pin_reason=pin_reason
-))
+registry.register_image_resolver(
+    lambda framework, version, region, pin, pin_reason: resolve(
+        framework, version, region, pin=pin, pin_reason=pin_reason
+    )
+)
