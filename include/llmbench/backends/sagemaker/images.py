@@ -44,11 +44,20 @@ def _subtrees(framework: str) -> list[dict[str, Any]]:
     return []
 
 
-def sdk_versions(framework: str) -> list[str]:
+@functools.cache
+def _frameworks() -> frozenset[str]:
+    """The frameworks the SDK has tables for (listing reads every table: once per process)."""
+    from sagemaker.core import image_uris
+
+    return frozenset(image_uris.list_frameworks())
+
+
+@functools.cache
+def sdk_versions(framework: str) -> tuple[str, ...]:
     """The versions the SDK lists for the framework (concrete and aliases, ascending)."""
     from sagemaker.core import image_uris
 
-    return list(image_uris.list_versions(framework, SCOPE))
+    return tuple(image_uris.list_versions(framework, SCOPE))
 
 
 def _concrete(framework: str) -> list[str]:
@@ -99,6 +108,7 @@ def _range(versions: list[str]) -> str:
     return f"{versions[0]}..{versions[-1]}" if len(versions) > 2 else ", ".join(versions)
 
 
+@functools.cache  # a plan asks once per target; the answer depends only on the arguments
 def resolve(
     framework: str,
     version: str,
@@ -115,7 +125,7 @@ def resolve(
     from sagemaker.core import image_uris
 
     sdk = f"SageMaker SDK (sagemaker-core {sdk_version()})"
-    if framework not in image_uris.list_frameworks():
+    if framework not in _frameworks():
         raise ConfigError(f"framework {framework!r}: the {sdk} has no such image table")
     concrete = _concrete(framework)
     listed = version in sdk_versions(framework)
