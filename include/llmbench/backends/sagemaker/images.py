@@ -85,7 +85,10 @@ def _retrieve(framework: str, region: str, version: str) -> str:
 
     # No instance type: each framework llmbench names has one processor (gpu, or neuronx), and
     # the SDK's instance-type rules know only SageMaker's ml.* names (other kinds ask here too).
-    return str(image_uris.retrieve(framework=framework, region=region, version=version, image_scope=SCOPE))
+    try:
+        return str(image_uris.retrieve(framework=framework, region=region, version=version, image_scope=SCOPE))
+    except ValueError as e:  # an argument the tables want that llmbench does not give (one line of it)
+        raise ConfigError(f"{framework} {version} in {region}: the SDK refuses it: {str(e).splitlines()[0]}") from None
 
 
 def _version_regions(framework: str, version: str) -> set[str]:
@@ -121,9 +124,7 @@ def resolve(
     (repository:tag), the pin is deployed from the registry the SDK gives for the region, and the
     result carries a warning with both values when the SDK maps the version to another tag or lists
     no such version. Raises ConfigError for a framework the SDK does not know, a region it does not
-    serve the framework in, or a version it does not list and no pin (ConfigError)."""
-    from sagemaker.core import image_uris
-
+    serve the framework in, or a version it does not list and no pin."""
     sdk = f"SageMaker SDK (sagemaker-core {sdk_version()})"
     if framework not in _frameworks():
         raise ConfigError(f"framework {framework!r}: the {sdk} has no such image table")
