@@ -196,6 +196,8 @@ def record_engine_version(target: ResolvedTarget, backend: Backend, handle: Hand
         info = backend.engine_version(handle).to_json()
     except Exception as e:  # noqa: BLE001 (provenance must not fail a benchmark)
         info = {"engine_version": None, "engine_version_source": f"not read: {type(e).__name__}: {e}"}
+    if handle.get("container_image"):  # what the backend deployed (targets.container_image)
+        info["container_image"] = handle["container_image"]
     info["read_at"] = datetime.now(UTC).isoformat()
     (target.dir / SERVER_FILE).write_text(json.dumps(info, indent=2))
     return info

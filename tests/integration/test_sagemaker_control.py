@@ -158,3 +158,37 @@ def test_rerun_after_a_killed_attempt_reaps_its_endpoint_then_deploys(aws, tmp_p
     assert (killed.dir / "teardown.json").exists()
     pipeline.teardown(rerun, handle, session=aws)
     assert remaining(aws) == []
+
+
+@pytest.mark.parametrize(("region", "container", "uri"), [
+    ("me-south-1", None,
+     "217643126080.dkr.ecr.me-south-1.amazonaws.com/vllm:0.15.1-gpu-py312-cu129-ubuntu22.04-sagemaker"),
+    ("ap-east-1", "vllm-0.30.0",
+     "871362719292.dkr.ecr.ap-east-1.amazonaws.com/vllm:0.30.0-gpu-py312-cu130-ubuntu24.04-sagemaker"),
+])
+def test_the_model_runs_the_image_plan_resolved_for_its_region(aws, tmp_path, region, container, uri):  # noqa: F811
+    """Seed 002's g7e target moved to another region (priced on the target): the SDK's registry for
+    that region is what CreateModel receives, and the handle records it for targets.container_image."""
+    import yaml
+
+    from llmbench import paths
+    from llmbench.planning.plan import plan
+
+    cfg = yaml.safe_load((paths.CONFIG_DIR / "sagemaker-seed-002.yaml").read_text())
+    cfg["sagemaker"].update(region=region, role_arn="arn:aws:iam::123456789012:role/llmbench-sagemaker")
+    cfg["targets"] = [dict(t, usd_per_hour=5.0) for t in cfg["targets"] if t["id"] == "g7e-vllm-eagle3"]
+    cfg["reference"] = []
+    if container:
+        cfg["targets"][0]["serving"]["container"] = container
+    (tmp_path / "moved.yaml").write_text(yaml.safe_dump(cfg))
+    t = plan(str(tmp_path / "moved.yaml"), "2026-11-30", runs_root=tmp_path / "runs").targets[0]
+    assert t.region == region and t.backend.container.uri == uri
+    backend = SageMakerBackend(aws)
+    handle = backend.deploy(t, tmp_path)
+    try:
+        model = aws.client("sagemaker", region_name=region).describe_model(ModelName=handle["model_name"])
+        assert model["PrimaryContainer"]["Image"] == uri
+        assert handle["container_image"] == uri and handle["region"] == region
+    finally:
+        backend.teardown(handle)
+    assert remaining(aws, region) == []

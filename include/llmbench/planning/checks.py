@@ -8,6 +8,7 @@ instance, the $/hour); what only one kind checks is its own plan function
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -117,6 +118,7 @@ def _check_accelerated(
             f"{where}.serving.container: {name!r} is a {ctr.platform} image, not {kind}; allowed: {on_platform}"
         )
     out.passed(f"image {name}: {s.kind} on {kind}")
+    ctr = _resolve_image(ctx, str(name), ctr)
     cpu = inst.get("cpu_arch", "x86_64")
     if cpu not in ctr.cpu_archs:
         raise ConfigError(
@@ -174,6 +176,50 @@ def _check_accelerated(
     out.passed(f"fits: {weights_gb:.1f} GB weights, {weights_gb / tp:.1f} GB per {unit} of {usable_gb:.1f} GB usable")
     out.tp = tp
     return ctr
+
+
+# The CUDA an image's tag names (cu129 -> 12.9, cu130 -> 13.0).
+_CUDA_TAG = re.compile(r"-cu(\d{2,3})(\d)(?:[-.]|$)")
+
+
+def _tag_cuda(uri: str) -> str | None:
+    m = _CUDA_TAG.search(uri.rpartition("/")[2])
+    return f"{int(m.group(1))}.{m.group(2)}" if m else None
+
+
+def _resolve_image(ctx: _Context, name: str, ctr: ContainerImage) -> ContainerImage:
+    """The container's URI in the target's region: an AWS deep learning container from the image
+    tables of the registered resolver (registry.resolve_image), an explicit image as the catalog
+    writes it. A pin the tables map otherwise or do not list is a warning with both values, or
+    refused where the config's section says image_pins: refuse; a CUDA in the tag other than the
+    catalog's `cuda` is refused (the checks below read that field)."""
+    where, region, out = ctx.where, ctx.settings.region, ctx.out
+    if ctr.framework is None or ctr.version is None:
+        assert ctr.image is not None  # ContainerImage: one or the other
+        account = getattr(ctx.settings, "account_id", None) or "{account}"  # a platform check refuses it unset
+        uri = ctr.image.format(region=region, account=account)
+        out.passed(f"image {name} in {region}: {uri}", "explicit (catalog image)")
+        return ctr.model_copy(update={"uri": uri, "resolved_by": "explicit (catalog image)"})
+    try:
+        got = registry.resolve_image(ctr.framework, ctr.version, region, ctr.pin, ctr.pin_reason)
+    except ConfigError as e:
+        raise ConfigError(f"{where}.serving.container: {name}: {e}") from None
+    what = f"image {name} in {region}: {got.uri}"
+    if got.warning is None:
+        out.passed(what, f"resolved by {got.how}")
+    elif getattr(ctx.settings, "image_pins", "keep") == "refuse":
+        raise ConfigError(
+            f"{where}.serving.container: {name}: {got.warning} ({ctx.kind}.image_pins: refuse; keep deploys the pin)"
+        )
+    else:
+        out.warned(what, f"PINNED, {got.how}", f"{where}: {got.warning}")
+    cuda = _tag_cuda(got.uri)
+    if cuda is not None and cuda != ctr.cuda:
+        raise ConfigError(
+            f"{where}.serving.container: {name}: the catalog says CUDA {ctr.cuda}, the image's tag says "
+            f"{cuda} ({got.uri}); correct the catalog's `cuda`"
+        )
+    return ctr.model_copy(update={"uri": got.uri, "resolved_by": got.how})
 
 
 def _hourly_price(ctx: _Context, region: str, inst: dict[str, Any]) -> Price:

@@ -102,23 +102,24 @@ def cold_start(target: ResolvedTarget, events: list[dict[str, Any]]) -> dict[str
 
 
 def provenance(target: ResolvedTarget) -> dict[str, Any]:
-    """What a row measured: as planned, the container image (its URI in the target's region; the
-    catalog names images by tag, so no digest), the engine, the model id and revision (the
+    """What a row measured: the container image deployed (as the backend's deploy recorded it in
+    <target dir>/server.json: a URI in the target's region, or the llama-server build; else as
+    planned; images are named by tag, so no digest), the engine, the model id and revision (the
     catalog's `hf_revision`, where the backend serves it pinned; else NULL) and the llmbench that
-    measured it; as the ready server reported it, the engine version (<target dir>/server.json,
-    written by pipeline.record_engine_version; NULL where it did not say)."""
+    measured it; as the ready server reported it, the engine version (server.json, written by
+    pipeline.record_engine_version; NULL where it did not say)."""
     b = target.backend
     image = None
     container = getattr(b, "container", None)
     if container is not None:
         settings = getattr(b, "settings", None)
         account = getattr(settings, "account_id", None) or ""
-        image = container.image.format(region=target.region, account=account)
+        image = container.image_uri(target.region, account)
     model_id = getattr(b, "model_id", None) or target.hf_id
     server = target.dir / "server.json"
     said = json.loads(server.read_text()) if server.exists() else {}
     return {
-        "container_image": image,
+        "container_image": said.get("container_image") or image,
         "engine": target.serving.kind,
         "model_id": model_id,
         "llmbench_version": __version__,

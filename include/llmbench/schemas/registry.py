@@ -242,6 +242,38 @@ def register_serving(model: type[ServingBase]) -> None:
     _adapters.cache_clear()
 
 
+@dataclass(frozen=True)
+class ResolvedImage:
+    """One AWS deep learning container's image in one region: the URI deployed, how it was found
+    (the plan prints it), what the image tables answer for the framework and version (None: they
+    list no such version), and a warning where the catalog's pin was kept over, or without, that
+    answer."""
+
+    uri: str
+    how: str
+    sdk_uri: str | None
+    warning: str | None = None
+
+
+# (framework, version, region, pin, pin_reason) -> ResolvedImage; raises ConfigError. The package
+# whose SDK ships AWS's container tables registers it when imported (register_image_resolver).
+ImageResolver = Callable[[str, str, str, "str | None", "str | None"], ResolvedImage]
+_IMAGE_RESOLVER: list[ImageResolver] = []
+
+
+def register_image_resolver(fn: ImageResolver) -> ImageResolver:
+    _IMAGE_RESOLVER[:] = [fn]
+    return fn
+
+
+def resolve_image(framework: str, version: str, region: str, pin: str | None, pin_reason: str | None) -> ResolvedImage:
+    """An AWS deep learning container's image in a region, from the registered resolver."""
+    _load_builtins()
+    if not _IMAGE_RESOLVER:
+        raise ConfigError(f"container {framework} {version}: no image resolver is registered")
+    return _IMAGE_RESOLVER[0](framework, version, region, pin, pin_reason)
+
+
 def register_wire(wire: WireFormat) -> WireFormat:
     _WIRES[wire.name] = wire
     return wire
@@ -322,16 +354,20 @@ __all__ = [
     "Capacity",
     "Checked",
     "ConfigError",
+    "ImageResolver",
     "PlanContext",
     "Platform",
     "Resolved",
+    "ResolvedImage",
     "ServingBase",
     "StreamParse",
     "Strict",
     "WireFormat",
     "get",
     "kinds",
+    "resolve_image",
     "register",
+    "register_image_resolver",
     "register_serving",
     "register_wire",
     "specs",

@@ -121,28 +121,58 @@ Serving = Annotated[SerializeAsAny[ServingBase], WrapValidator(registry.validate
 # What plan resolved a target's backend into: the model its kind registered (registry).
 BackendTarget = Annotated[SerializeAsAny[BackendTargetBase], WrapValidator(registry.validate_target)]
 
-KNOWN_REGIONS = {
-    "us-east-1",
-    "us-east-2",
-    "us-west-1",
-    "us-west-2",
-    "ca-central-1",
-    "eu-west-1",
-    "eu-west-2",
-    "eu-west-3",
-    "eu-central-1",
-    "eu-north-1",
-    "eu-south-1",
-    "ap-south-1",
-    "ap-northeast-1",
-    "ap-northeast-2",
-    "ap-northeast-3",
-    "ap-southeast-1",
-    "ap-southeast-2",
-    "sa-east-1",
-    "me-south-1",
-    "af-south-1",
-}
+# Every region AWS's container image tables (the registered image resolver's) serve for a catalog
+# container's framework: a unit test holds the two equal (tests/unit/backends/test_images.py).
+# Whether one image is served in a region is plan's check of the target, not this list's.
+KNOWN_REGIONS = frozenset(
+    {
+        "af-south-1",
+        "ap-east-1",
+        "ap-east-2",
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-northeast-3",
+        "ap-south-1",
+        "ap-south-2",
+        "ap-southeast-1",
+        "ap-southeast-2",
+        "ap-southeast-3",
+        "ap-southeast-4",
+        "ap-southeast-5",
+        "ap-southeast-6",
+        "ap-southeast-7",
+        "ca-central-1",
+        "ca-west-1",
+        "cn-north-1",
+        "cn-northwest-1",
+        "eu-central-1",
+        "eu-central-2",
+        "eu-isoe-west-1",
+        "eu-north-1",
+        "eu-south-1",
+        "eu-south-2",
+        "eu-west-1",
+        "eu-west-2",
+        "eu-west-3",
+        "eusc-de-east-1",
+        "il-central-1",
+        "me-central-1",
+        "me-south-1",
+        "me-west-1",
+        "mx-central-1",
+        "sa-east-1",
+        "us-east-1",
+        "us-east-2",
+        "us-gov-east-1",
+        "us-gov-west-1",
+        "us-iso-east-1",
+        "us-isob-east-1",
+        "us-isof-east-1",
+        "us-isof-south-1",
+        "us-west-1",
+        "us-west-2",
+    }
+)
 
 
 # ---- resolved: what plan() hands to the tasks -----------------------------------------------
@@ -177,10 +207,21 @@ class Price(_Strict):
 
 
 class ContainerImage(_Strict):
-    """A serving container from the catalog (catalog/instances.yaml `containers`)."""
+    """A serving container from the catalog (catalog/instances.yaml `containers`). An AWS deep
+    learning container is named by a framework and version of AWS's image tables, and resolved at
+    plan time for the target's region (registry.resolve_image: the registry account differs by
+    region); an image of your own, or one outside AWS's regional registries, is an explicit `image`."""
 
     kind: str
-    image: str
+    image: str | None = None  # explicit URI ({region}, {account} filled per target)
+    framework: str | None = None  # the image tables' name, e.g. vllm, djl-lmi
+    version: str | None = None  # the framework version asked of the tables
+    # "repository:tag" the catalog keeps instead of the tables' answer (a seed's container they no
+    # longer list, or map to another tag); pin_reason says why. The registry still comes from them.
+    pin: str | None = None
+    pin_reason: str | None = None
+    uri: str | None = None  # set by plan: the URI in the target's region, what is deployed
+    resolved_by: str | None = None  # set by plan: how `uri` was resolved, as the plan prints it
     cuda: str
     gpu_archs: list[str]
     inference_ami_version: str | None = None
@@ -189,6 +230,23 @@ class ContainerImage(_Strict):
         None  # the backend kind the image is for (catalog `platform`; None: a plan.json from before it)
     )
     cpu_archs: list[str] = Field(default_factory=lambda: ["x86_64"])  # host CPUs the image is built for
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ContainerImage:
+        """Either an explicit image or an SDK framework and version: never both, never neither."""
+        if (self.image is None) == (self.framework is None) or (self.framework is None) != (self.version is None):
+            raise ValueError("a container names either `image`, or `framework` and `version` (of AWS's image tables)")
+        if self.pin is not None and ":" not in self.pin:
+            raise ValueError(f"pin {self.pin!r}: give repository:tag")
+        return self
+
+    def image_uri(self, region: str, account: str = "") -> str:
+        """The URI deployed: plan's resolution, else (a plan.json from before it) the explicit image."""
+        if self.uri is not None:
+            return self.uri
+        if self.image is None:
+            raise ValueError(f"container {self.framework} {self.version} was not resolved (plan resolves it)")
+        return self.image.format(region=region, account=account)
 
 
 class ResolvedTarget(_Strict):

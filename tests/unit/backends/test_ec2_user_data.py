@@ -199,3 +199,24 @@ def test_a_pinned_model_revision_is_what_vllm_loads():
     assert _pinned_revision(vllm, "ec2", {"hf_id": "Qwen/Qwen3-8B"}) is None  # the hub's default branch: unknown
     neuron = NeuronServing(kind="neuron", name="n")
     assert _pinned_revision(neuron, "ec2", model) is None  # not passed to the Neuron container: not claimed
+
+
+def test_a_planned_neuron_target_runs_the_dlc_plan_resolved_for_its_region(tmp_path):
+    """The Neuron DLC's URI comes from the same resolution as SageMaker's (the SDK's registry for
+    the region); the user data runs that URI and logs in to that registry."""
+    import yaml
+
+    from llmbench import paths
+    from llmbench.planning.plan import plan
+
+    cfg = yaml.safe_load((paths.CONFIG_DIR / "aws-seed-001.yaml").read_text())
+    cfg["ec2"]["region"] = "eu-west-3"
+    cfg["targets"] = [dict(t, usd_per_hour=1.0) for t in cfg["targets"] if t["id"] == "ec2-inf2-neuron-bf16"]
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    (target,) = plan(str(tmp_path / "c.yaml"), "2026-11-30", runs_root=tmp_path / "runs").targets
+    uri = target.backend.container.uri
+    assert uri.startswith("763104351884.dkr.ecr.eu-west-3.amazonaws.com/pytorch-inference-vllm-neuronx:")
+    script = user_data(target)
+    assert uri in docker_run(script)
+    (login,) = [ln for ln in script.splitlines() if "docker login" in ln]
+    assert "--region eu-west-3" in login and login.endswith("763104351884.dkr.ecr.eu-west-3.amazonaws.com")

@@ -284,7 +284,9 @@ def test_a_config_mixing_five_backends_plans(tmp_path):
     assert checks["mine-unpriced"] == ["hardware (an endpoint you run): not checked", f"price: none ({note})"]
     assert by_id["mine-priced"].price.usd_per_hour == 1.5 and by_id["mine-priced"].price.source == "config"
     assert run.estimated_usd == pytest.approx(sum(t.estimated_usd or 0 for t in run.targets))
-    assert not run.warnings  # bf16 is native on ada; the default AMI fits g6
+    # bf16 is native on ada; the default AMI fits g6; the one warning: the default SageMaker
+    # container is seed 002's vLLM 0.15.1, a pin the SDK does not list
+    assert run.warnings == [by_id["ml-g6"].warnings[0]] and "lists no vllm 0.15.1" in run.warnings[0]
     assert all(checks[i] for i in by_id)
 
 
@@ -313,3 +315,130 @@ def test_cli_plan_refusal_is_one_line(tmp_path, capsys):
     assert main(["plan", "--config", _write(tmp_path, cfg), "--date", DATE]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("llmbench plan: targets[ec2-inf2-neuron-bf16].serving:") and "\n" not in err
+
+
+# ---- container images: resolved per region through the SageMaker SDK's tables ----------------
+
+
+def _seed002_in(region: str | None = None, **section) -> dict:
+    """Seed 002's config, moved to another region with a price set on each target (the catalog
+    prices it in us-west-2 only)."""
+    cfg = yaml.safe_load((paths.CONFIG_DIR / "sagemaker-seed-002.yaml").read_text())
+    if region:
+        cfg["sagemaker"]["region"] = region
+        for t in cfg["targets"]:
+            t["usd_per_hour"] = 10.0
+    cfg["sagemaker"].update(section)
+    return cfg
+
+
+def test_cli_plan_of_seed_002_prints_each_targets_image_and_how_it_was_resolved(capsys):
+    assert main(["plan", "--config", "sagemaker-seed-002", "--date", DATE]) == 0
+    out = capsys.readouterr().out
+    blocks = {b.split(" (", 1)[0].strip(): b for b in out.split("\n\n") if b.startswith("  ") and " (sagemaker, " in b}
+    assert len(blocks) == 6
+    registry = "763104351884.dkr.ecr.us-west-2.amazonaws.com"
+    for tid, block in blocks.items():
+        if tid.startswith("g5-"):  # DJL 0.36.0: the SDK maps it to LMI 27 / CUDA 13.0; the seed ran LMI 20 / 12.8
+            assert f"image djl-lmi-v20 in us-west-2: {registry}/djl-inference:0.36.0-lmi20.0.0-cu128: PINNED" in block
+            assert "image_uris.retrieve('djl-lmi', 'us-west-2', '0.36.0') answers " \
+                   "djl-inference:0.36.0-lmi27.0.0-cu130 (warning)" in block
+        else:  # vLLM 0.15.1: the SDK lists 0.23 on; the seed's tag is kept on the SDK's registry
+            assert f"image vllm-0.15.1 in us-west-2: {registry}/vllm:0.15.1-gpu-py312-cu129-ubuntu22.04-sagemaker: " \
+                   "PINNED, catalog pin on the SDK's vllm registry for us-west-2; the SDK lists no vllm 0.15.1" in block
+    assert out.count("WARNING targets[") == 6 and "(it lists 0.23.0..0.30.0)" in out
+
+
+@pytest.mark.parametrize(("region", "account"), [("me-south-1", "217643126080"), ("ap-east-1", "871362719292"),
+                                                 ("eu-south-1", "692866216735"), ("us-east-1", "763104351884")])
+def test_seed_002_moved_to_another_region_deploys_from_that_regions_registry(tmp_path, region, account):
+    run = plan(_write(tmp_path, _seed002_in(region)), DATE, runs_root=tmp_path / "r")
+    uris = {t.target_id: t.backend.container.uri for t in run.targets}
+    assert all(u.startswith(f"{account}.dkr.ecr.{region}.amazonaws.com/") for u in uris.values()), uris
+    assert uris["g7e-vllm-eagle3"].endswith("/vllm:0.15.1-gpu-py312-cu129-ubuntu22.04-sagemaker")
+    assert all("image_uris.retrieve" in t.backend.container.resolved_by or "lists no vllm" in
+               t.backend.container.resolved_by for t in run.targets)
+
+
+def test_a_region_the_sdk_serves_no_vllm_in_is_refused_for_the_vllm_target(tmp_path, capsys):
+    # DJL LMI is served in cn-north-1 (the g5 targets pass); no vLLM DLC is: the first vLLM target stops the plan
+    assert main(["plan", "--config", _write(tmp_path, _seed002_in("cn-north-1")), "--date", DATE]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("llmbench plan: targets[g6e-vllm-prefix-cache].serving.container: vllm-0.15.1: region "
+                          "cn-north-1: ") and "serves no vllm 0.30.0 image there" in err and "\n" not in err
+
+
+def test_a_region_nobody_serves_is_refused_by_the_config(tmp_path):
+    with pytest.raises(ConfigError, match=r"sagemaker.region: unknown region 'xx-east-9'"):
+        plan(_write(tmp_path, _seed002_in("xx-east-9")), DATE, runs_root=tmp_path / "r")
+
+
+def test_image_pins_refuse_refuses_a_pin_printing_both_values(tmp_path):
+    cfg = _seed002_in(image_pins="refuse")
+    with pytest.raises(ConfigError) as e:
+        plan(_write(tmp_path, cfg), DATE, runs_root=tmp_path / "r")
+    msg = str(e.value)
+    assert msg.startswith("targets[g5-lmi-baseline].serving.container: djl-lmi-v20: ")
+    assert "djl-inference:0.36.0-lmi27.0.0-cu130" in msg and "djl-inference:0.36.0-lmi20.0.0-cu128" in msg
+    assert "sagemaker.image_pins: refuse" in msg
+
+
+def _with_container(monkeypatch, name: str, **container) -> None:
+    """The real catalog plus one container (plan reads the catalog through load_catalogs)."""
+    import llmbench.planning.plan as planning
+
+    real = planning.load_catalogs
+
+    def catalogs():
+        cat = copy.deepcopy(real())
+        cat["containers"][name] = {"kind": "vllm", "platform": "sagemaker", "gpu_archs": ["ada", "blackwell"],
+                                   **container}
+        return cat
+
+    monkeypatch.setattr(planning, "load_catalogs", catalogs)
+
+
+def _g7e_on(cfg: dict, container: str) -> dict:
+    cfg["targets"] = [t for t in cfg["targets"] if t["id"] == "g7e-vllm-eagle3"]
+    cfg["targets"][0]["serving"]["container"] = container
+    cfg["reference"] = []
+    return cfg
+
+
+def test_an_sdk_container_without_a_pin_plans_with_no_warning(tmp_path):
+    cfg = _g7e_on(_seed002_in(), "vllm-0.30.0")
+    run, checks = plan_checked(_write(tmp_path, cfg), DATE, runs_root=tmp_path / "r")
+    uri = "763104351884.dkr.ecr.us-west-2.amazonaws.com/vllm:0.30.0-gpu-py312-cu130-ubuntu24.04-sagemaker"
+    assert run.targets[0].backend.container.uri == uri and run.warnings == []
+    assert any(c.startswith(f"image vllm-0.30.0 in us-west-2: {uri}: resolved by ") for c in checks["g7e-vllm-eagle3"])
+    assert "CUDA 13.0 >= 12.9: ok" in checks["g7e-vllm-eagle3"]
+
+
+def test_a_version_the_sdk_does_not_list_and_no_pin_is_refused(tmp_path, monkeypatch):
+    _with_container(monkeypatch, "vllm-0.11", framework="vllm", version="0.11.0", cuda="12.8")
+    with pytest.raises(ConfigError, match=r"^targets\[g7e-vllm-eagle3\]\.serving\.container: vllm-0\.11: vllm 0\.11\.0: "
+                                          r".* lists no such version \(it lists 0\.23\.0\.\.0\.30\.0\)$"):
+        plan(_write(tmp_path, _g7e_on(_seed002_in(), "vllm-0.11")), DATE, runs_root=tmp_path / "r")
+
+
+def test_a_catalog_cuda_the_image_tag_contradicts_is_refused(tmp_path, monkeypatch):
+    _with_container(monkeypatch, "vllm-0.30-wrong", framework="vllm", version="0.30.0", cuda="12.9")
+    with pytest.raises(ConfigError, match=r"the catalog says CUDA 12\.9, the image's tag says 13\.0"):
+        plan(_write(tmp_path, _g7e_on(_seed002_in(), "vllm-0.30-wrong")), DATE, runs_root=tmp_path / "r")
+
+
+def test_ec2_neuron_dlc_comes_from_the_same_resolution(tmp_path):
+    cfg = _seed001()
+    cfg["ec2"]["region"] = "eu-west-3"  # the Neuron tables serve it; set prices, the catalog has none there
+    for t in cfg["targets"]:
+        if t.get("backend") == "ec2":
+            t["usd_per_hour"] = 1.0
+    run = plan(_write(tmp_path, cfg), DATE, runs_root=tmp_path / "r")
+    inf2 = next(t for t in run.targets if t.target_id == "ec2-inf2-neuron-bf16")
+    assert inf2.backend.container.uri == ("763104351884.dkr.ecr.eu-west-3.amazonaws.com/"
+                                          "pytorch-inference-vllm-neuronx:0.9.1-neuronx-py310-sdk2.25.0-ubuntu22.04")
+    assert any("huggingface-vllm-inference-neuronx" in w for w in inf2.warnings)  # both values: ours and the SDK's
+    cfg["ec2"]["region"] = "eu-north-1"  # the SDK's vLLM-on-Neuron tables do not serve it
+    with pytest.raises(ConfigError, match=r"targets\[ec2-inf2-neuron-bf16\]\.serving\.container: neuron-vllm-0\.9: "
+                                          r"region eu-north-1: "):
+        plan(_write(tmp_path, cfg), DATE, runs_root=tmp_path / "r")

@@ -130,7 +130,8 @@ def test_plan_warning_and_the_configs_price_source_reach_the_warehouse(run_frame
     t = q(db, "SELECT target_id, plan_warnings, price_source, price_date, usd_per_hour FROM llmbench.targets "
               "WHERE run_key = ? ORDER BY target_id", run.run_key).set_index("target_id")
     assert "int4 is not native on ada" in t.loc["g6", "plan_warnings"]  # widened: warned at plan time
-    assert pd.isna(t.loc["ml-g6", "plan_warnings"])  # bf16 is native
+    assert "not native" not in t.loc["ml-g6", "plan_warnings"]  # bf16 is native
+    assert "lists no vllm 0.15.1" in t.loc["ml-g6", "plan_warnings"]  # the default container's pin, warned
     # an openai target's $/hour with the source and date the config gave, frozen on every row
     assert (t.loc["mine", "price_source"], t.loc["mine", "price_date"], t.loc["mine", "usd_per_hour"]) == (
         "reserved instance quote Q-17", "2026-11-02", 1.5)

@@ -99,9 +99,12 @@ def test_provenance_names_the_image_engine_model_and_llmbench(tmp_path):
         "engine": "vllm", "model_id": "Qwen/Qwen3-32B", "llmbench_version": __version__,
         # not yet asked (no server.json: the target never reached warm-up); no revision pinned
         "engine_version": None, "engine_version_source": None, "model_revision": None}
-    assert provenance(TARGET)["container_image"] is None  # a local llama-server has no image
+    assert provenance(TARGET)["container_image"] is None  # nothing deployed: no server.json says which build
     g7e.dir.mkdir(parents=True)
     (g7e.dir / "server.json").write_text('{"engine_version": null, "engine_version_source": "SageMaker: no /version"}')
     assert provenance(g7e)["engine_version_source"] == "SageMaker: no /version"
     (g7e.dir / "server.json").write_text('{"engine_version": "0.15.1", "engine_version_source": "GET /version"}')
     assert provenance(g7e)["engine_version"] == "0.15.1"
+    # what the deploy recorded wins over the plan (pipeline.record_engine_version writes it)
+    (g7e.dir / "server.json").write_text('{"engine_version": null, "container_image": "123456789012.dkr.ecr.x/y:z"}')
+    assert provenance(g7e)["container_image"] == "123456789012.dkr.ecr.x/y:z"

@@ -112,7 +112,7 @@ def user_data(target: ResolvedTarget, expiry_minutes: int | None = None) -> str:
     settings = backend.settings
     if expiry_minutes is None:
         expiry_minutes = math.ceil(settings.expiry_hours * 60)
-    image = backend.container.image.format(region=settings.region, account=settings.account_id or "")
+    image = backend.container.image_uri(settings.region, settings.account_id or "")  # as plan resolved it
     lines = [
         "#!/bin/bash",
         "# llmbench (llmbench.backends.ec2.backend.user_data): serve one model, then power off at expiry.",
@@ -296,6 +296,8 @@ class Ec2Backend:
             "server_port": settings.server_port,
             "server_url": settings.server_url,
             "model": target.model,
+            # What the user data runs (targets.container_image records it).
+            "container_image": backend.container.image_uri(region, settings.account_id or ""),
         }
         step = "resolve AMI"
         try:

@@ -35,6 +35,9 @@ class Ec2Settings(Strict):
     expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
     instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent instances per type
     precision_policy: Literal["refuse", "warn"] = "warn"  # a precision the accelerator widens or emulates
+    # A catalog container pinned to a tag AWS's image tables map otherwise or do not list: keep it
+    # (a warning with both values) or refuse the target (planning.checks).
+    image_pins: Literal["keep", "refuse"] = "keep"
     kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # accelerator memory kept free for KV cache
 
 

@@ -29,7 +29,7 @@ def plan(ctx: PlanContext) -> Resolved:
     ami: list[str | None] = [None]
 
     def platform_check(name: str, ctr: ContainerImage, cpu: str, arch: str) -> None:
-        if "{account}" in ctr.image and not settings.account_id:
+        if ctr.image is not None and "{account}" in ctr.image and not settings.account_id:
             raise ConfigError(
                 f"{ctx.where}.serving.container: {name} is an image in your own registry ({ctr.image}): set "
                 "ec2.account_id (the AWS account that holds it)"

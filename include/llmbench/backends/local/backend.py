@@ -50,6 +50,16 @@ def server_binary() -> Path:
     return settings("llama_server").llama_server or paths.cache_home() / "bin" / "llama-server"
 
 
+def build_id(binary: Path) -> str:
+    """Which llama-server build a binary is, for targets.container_image: the keyed build
+    `make server` made (llama-server:<key>, the folder under <cache>/llama-server), else the
+    binary's own file URI (one named by LLMBENCH_LLAMA_SERVER)."""
+    built = binary.resolve()
+    if built.parent.parent.name == "llama-server":
+        return f"llama-server:{built.parent.name}"
+    return built.as_uri()
+
+
 def model_file() -> Path:
     return settings("local_model").local_model or paths.cache_home() / "models" / MODEL_FILE
 
@@ -217,6 +227,7 @@ class LocalBackend:
             "log_path": str(log_path),
             "command": cmd,
             "deployed_at": deployed_at.isoformat(),
+            "container_image": build_id(binary),  # targets.container_image: which build served
         }
         # A server that dies at once (bad flag, port taken, unreadable model) is a failed deploy:
         # remove what we started before raising, since Airflow skips the teardown of a failed setup.

@@ -166,7 +166,7 @@ class SageMakerBackend:
         name = resource_name(target.run_key, target.target_id)
         deployed_at = datetime.now(UTC)
         tags = _tags(target, deployed_at + timedelta(hours=sm_cfg.expiry_hours))
-        image = backend.container.image.format(region=region)
+        image = backend.container.image_uri(region)  # as plan resolved it (backends.dlc)
         variant = {
             "VariantName": "AllTraffic",
             "ModelName": name,
@@ -186,6 +186,7 @@ class SageMakerBackend:
             "model_name": name,
             "deployed_at": deployed_at.isoformat(),
             "runtime_url": sm_cfg.runtime_url,
+            "container_image": image,  # what the model's PrimaryContainer runs (targets.container_image)
         }
         try:
             client.create_model(

@@ -17,6 +17,9 @@ class SageMakerSettings(Strict):
     endpoint_timeout_s: int = Field(1800, ge=10)  # InService wait (real endpoints: minutes)
     expiry_hours: float = Field(6, gt=0)  # tag read by the janitor DAG
     precision_policy: Literal["refuse", "warn"] = "refuse"  # a precision the GPU cannot run natively
+    # A catalog container pinned to a tag the SageMaker SDK maps otherwise or does not list: keep
+    # it (a warning with both values) or refuse the target (images).
+    image_pins: Literal["keep", "refuse"] = "keep"
     kv_headroom_fraction: float = Field(0.1, ge=0, lt=1)  # GPU memory kept free for KV cache
     instance_quota: dict[str, int] = Field(default_factory=dict)  # concurrent endpoints per instance type
     runtime_url: str | None = None  # override the runtime host (VPC endpoints, tests)
