@@ -107,7 +107,8 @@ def vllm_launch(target: Any) -> tuple[list[str], str | None] | None:
 
     if not isinstance(target.serving, VllmServing) or not isinstance(target.backend, Ec2Target):
         return None
-    image = target.backend.container.image
+    settings = target.backend.settings
+    image = target.backend.container.image_uri(settings.region, settings.account_id or "")  # as plan resolved it
     argv = serve_command(target, image, 8000)
     return argv[argv.index(image) + 1 :], image_version(image)
 

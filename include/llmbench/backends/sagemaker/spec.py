@@ -92,7 +92,9 @@ def vllm_launch(target: Any) -> tuple[list[str], str | None] | None:
 
     if not isinstance(target.serving, VllmServing) or not isinstance(target.backend, SageMakerTarget):
         return None
-    return container_argv(container_environment(target)), image_version(target.backend.container.image)
+    return container_argv(container_environment(target)), image_version(
+        target.backend.container.image_uri(target.backend.settings.region)
+    )
 
 
 SPEC = registry.register(
