@@ -33,9 +33,10 @@ from typing import Any
 from llmbench.backends.base import Endpoint
 from llmbench.lifetime import die_with_parent
 from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
-from llmbench.loadgen.prompts import chat_request_body, make_prompt
+from llmbench.loadgen.prompts import chat_request_body, dataset_prompt, make_prompt
 from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, first_bytes
 from llmbench.schemas import registry
+from llmbench.schemas.dataset import DatasetIndex, DatasetSpec
 from llmbench.schemas.records import RequestRecord
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, length_range, sample_length
 
@@ -52,6 +53,24 @@ def poisson_offsets_s(rate_rps: float, key: str) -> Iterator[float]:
     t = 0.0
     while True:
         t += rng.expovariate(rate_rps)
+        yield t
+
+
+def arrival_offsets_s(rate_rps: float, key: str, kind: str = "poisson", burstiness: float = 1.0) -> Iterator[float]:
+    """Arrival times (seconds after the level starts) at a mean of rate_rps, seeded by key. Gaps:
+    poisson, exponential of mean 1 / rate; gamma, of shape k = burstiness and scale 1 / (rate k),
+    so the mean gap is still 1 / rate and its coefficient of variation 1 / sqrt(k) (vLLM's
+    --burstiness: 1 is Poisson, below 1 burstier); constant, 1 / rate each."""
+    if kind == "poisson":
+        yield from poisson_offsets_s(rate_rps, key)
+        return
+    import random
+
+    rng = random.Random(key)
+    scale = 1.0 / (rate_rps * burstiness)
+    t = 0.0
+    while True:
+        t += rng.gammavariate(burstiness, scale) if kind == "gamma" else 1.0 / rate_rps
         yield t
 
 
@@ -83,12 +102,22 @@ class PoissonArrivals:
     rate_rps: float
     max_in_flight: int
     key: str
+    kind: str = "poisson"  # the gaps: poisson, gamma or constant (arrival_offsets_s)
+    burstiness: float = 1.0  # gamma's shape
 
     @classmethod
-    def for_level(cls, rate_rps: float, max_in_flight: int, seed: int, first_index: int) -> PoissonArrivals:
+    def for_level(
+        cls,
+        rate_rps: float,
+        max_in_flight: int,
+        seed: int,
+        first_index: int,
+        kind: str = "poisson",
+        burstiness: float = 1.0,
+    ) -> PoissonArrivals:
         """The sweep's schedule for a level: seeded by the workload's seed, the level's first request
         number and its rate, so every level (and repeat) has arrivals of its own."""
-        return cls(rate_rps, max_in_flight, f"{seed}:{first_index}:{rate_rps}")
+        return cls(rate_rps, max_in_flight, f"{seed}:{first_index}:{rate_rps}", kind, burstiness)
 
     @property
     def streams(self) -> int:
@@ -99,7 +128,7 @@ class PoissonArrivals:
         return self.rate_rps
 
     def arrivals(self) -> Iterator[float]:
-        return poisson_offsets_s(self.rate_rps, self.key)
+        return arrival_offsets_s(self.rate_rps, self.key, self.kind, self.burstiness)
 
 
 Schedule = ClosedLoop | PoissonArrivals
@@ -181,6 +210,7 @@ async def run_level(
     repeat: int = 0,
     max_response_bytes: int = DEFAULT_BYTES_PER_REQUEST,
     level_concurrency: int | None = None,
+    dataset: tuple[DatasetSpec, DatasetIndex] | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
 
@@ -196,13 +226,16 @@ async def run_level(
 
     def body(i: int) -> bytes:
         idx = first_index + i
-        prompt = make_prompt(
-            seed,
-            idx,
-            sample_length(input_tokens, seed, idx, "input"),
-            sample_length(output_tokens, seed, idx, "output"),
-            shared_prefix_tokens,
-        )
+        if dataset is not None:  # the user's own prompts (workload.dataset)
+            prompt = dataset_prompt(*dataset, seed, idx, sample_length(output_tokens, seed, idx, "output"))
+        else:
+            prompt = make_prompt(
+                seed,
+                idx,
+                sample_length(input_tokens, seed, idx, "input"),
+                sample_length(output_tokens, seed, idx, "output"),
+                shared_prefix_tokens,
+            )
         if stream_body is not None:  # the wire's own body (e.g. one whose model is in the URL)
             return json.dumps(stream_body(prompt.text, prompt.system, prompt.max_tokens, endpoint.model)).encode()
         return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
@@ -227,6 +260,8 @@ async def run_level(
     deadline: float | None = None  # closed loop, timed: no request starts after it
     t0_ns = 0  # when the level began (set as it begins)
     max_tokens = length_range(output_tokens)[1]  # no request of the level asks for more
+    if dataset is not None and dataset[0].output == "data" and dataset[1].max_data_tokens:
+        max_tokens = max(max_tokens, dataset[1].max_data_tokens)  # a row's own length may be longer
 
     async def stream(w: int, builder: RecordBuilder) -> None:
         nonlocal over

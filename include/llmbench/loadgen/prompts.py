@@ -10,7 +10,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-__all__ = ["Prompt", "TEMPLATE_OVERHEAD_TOKENS", "chat_request_body", "make_prompt"]
+from llmbench.schemas.dataset import DatasetIndex, DatasetSpec
+
+__all__ = ["Prompt", "TEMPLATE_OVERHEAD_TOKENS", "chat_request_body", "dataset_prompt", "make_prompt"]
 
 _WORDS = (
     "the of and to in is was for on that with as by at from his her it an are were be this which "
@@ -35,6 +37,10 @@ class Prompt:
     text: str
     max_tokens: int
     system: str | None = None  # the shared prefix, identical across requests
+    # A dataset's request (dataset_prompt): its turns as (role, content), sent as they are (text and
+    # system then hold its last user turn and its system turn, for wires that take one prompt).
+    messages: tuple[tuple[str, str], ...] | None = None
+    ignore_eos: bool = True  # False: the model stops where it would (dataset output: model)
 
 
 def _words(rng: random.Random, n: int) -> str:
@@ -57,13 +63,36 @@ def make_prompt(seed: int, index: int, input_tokens: int, output_tokens: int, sh
 def chat_request_body(prompt: Prompt, model: str = "default") -> dict:
     """OpenAI chat-completions streaming request. `ignore_eos` makes llama-server and vLLM
     generate exactly max_tokens; `include_usage` makes the last chunk carry token counts."""
-    system = [{"role": "system", "content": prompt.system}] if prompt.system else []
+    if prompt.messages is not None:
+        messages = [{"role": role, "content": content} for role, content in prompt.messages]
+    else:
+        system = [{"role": "system", "content": prompt.system}] if prompt.system else []
+        messages = [*system, {"role": "user", "content": prompt.text}]
     return {
         "model": model,
-        "messages": [*system, {"role": "user", "content": prompt.text}],
+        "messages": messages,
         "max_tokens": prompt.max_tokens,
         "temperature": 0.0,
         "stream": True,
         "stream_options": {"include_usage": True},
-        "ignore_eos": True,
+        "ignore_eos": prompt.ignore_eos,
     }
+
+
+def dataset_prompt(spec: DatasetSpec, index: DatasetIndex, seed: int, request_index: int, output_tokens: int) -> Prompt:
+    """Request `request_index` of a dataset workload: its seeded row's first prompt (system turns
+    and the first user turn). Its output length: output_tokens (the workload's draw; with output
+    "model", the cap of a natural stop), or the row's own (output "data")."""
+    row = index.row_of(seed, request_index, spec.sample == "with_replacement")
+    conv = index.conversation(row)
+    turns = conv.first_prompt
+    max_tokens = (conv.first_answer_tokens or output_tokens) if spec.output == "data" else output_tokens
+    system = "\n".join(text for role, text in turns if role == "system") or None
+    return Prompt(
+        index=request_index,
+        text=turns[-1][1],
+        max_tokens=max_tokens,
+        system=system,
+        messages=turns,
+        ignore_eos=spec.output != "model",
+    )

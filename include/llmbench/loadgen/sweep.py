@@ -12,6 +12,7 @@ page (servermetrics), so the level's row carries its acceptance rate or why it h
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from llmbench.loadgen.driver import (
     run_level_split,
     run_loop,
 )
+from llmbench.schemas.dataset import scan as dataset_scan
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.workload import Workload
@@ -44,8 +46,14 @@ class SweepResult:
     levels: list[dict[str, Any]]  # the level rows (metrics.summarize_level), as in levels.parquet
 
 
+# One scan per dataset per process (the warm-up, each level's warm-up and the sweep share it).
+_scan = functools.lru_cache(maxsize=4)(dataset_scan)
+
+
 def _level_args(workload: Workload) -> dict[str, Any]:
+    spec = workload.dataset
     return dict(
+        dataset=(spec, _scan(spec)) if spec is not None else None,
         input_tokens=workload.input_tokens,  # a number of tokens, or a distribution (workload.sample_length)
         output_tokens=workload.output_tokens,
         seed=workload.seed,
@@ -194,7 +202,11 @@ def run_sweep(
             )
             say(
                 f"level {li + 1}/{len(levels)}: "
-                + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
+                + (
+                    f"{workload.arrivals} arrivals at {rate:g} req/s, at most {c} in flight, "
+                    if rate
+                    else f"concurrency {c}, "
+                )
                 + (f"{duration_s:g} s" if duration_s else f"{n} requests")
             )
             procs = 1 if rate else client_processes(c, workload.client_processes)
@@ -214,7 +226,11 @@ def run_sweep(
                         **{**kwargs, "on_record": hook_only},
                     )
                 else:
-                    schedule = PoissonArrivals.for_level(rate, c, workload.seed, first) if rate else ClosedLoop(c)
+                    schedule = (
+                        PoissonArrivals.for_level(rate, c, workload.seed, first, workload.arrivals, workload.burstiness)
+                        if rate
+                        else ClosedLoop(c)
+                    )
                     r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
                 recs.extend(r_recs)
                 cpu_s += r_cpu
@@ -224,7 +240,7 @@ def run_sweep(
                 else (None, why_not)
             )
             extras.update(metrics.spec_decode_level(before, after, why_not or why_not_after))
-            row = level_row(recs, c, rate, slo, cpu_s, procs, extras)
+            row = level_row(recs, c, rate, slo, cpu_s, procs, extras, workload.arrivals)
             level_rows.append(row)
             writer.write_table(to_table(recs))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
@@ -263,6 +279,7 @@ def level_row(
     client_cpu_s: float | None = None,
     client_processes: int | None = None,
     measured: dict[str, Any] | None = None,
+    arrivals: str = "poisson",
 ) -> dict[str, Any]:
     """One row of levels.parquet from a level's records (every repeat): metrics.summarize_level,
     the 95 % confidence intervals over its repeats, and how it was driven. The sweep, a rebuild
@@ -282,7 +299,8 @@ def level_row(
         )
     row["client_processes"] = client_processes
     # open loop: the offered load is the level's key, concurrency its in-flight cap
-    row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+    # open loop: load_mode names the arrivals' gaps (workload.arrivals: poisson, gamma, constant)
+    row["load_mode"], row["arrival_rate_rps"] = (arrivals, rate) if rate else ("closed", 0.0)
     row.update({k: (measured or {}).get(k) for k in SWEEP_ONLY_COLUMNS})
     return row
 

@@ -303,10 +303,19 @@ def load_config(name_or_path: str) -> BenchmarkConfig:
         raise ConfigError(f"{path.name}: nested too deeply") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path.name}: expected a mapping at the top level")
+    _dataset_beside(raw, path.parent)
     try:
         return BenchmarkConfig.model_validate(raw)
     except ValidationError as e:
         raise ConfigError(_one_line(e, path.name)) from None
+
+
+def _dataset_beside(raw: dict[str, Any], folder: Path) -> None:
+    """A relative workload.dataset.path is relative to the config's own folder (where a user keeps
+    their config and their data together), made absolute here, so the plan names the file it read."""
+    dataset = (raw.get("workload") or {}).get("dataset") if isinstance(raw.get("workload"), dict) else None
+    if isinstance(dataset, dict) and isinstance(dataset.get("path"), str) and not Path(dataset["path"]).is_absolute():
+        dataset["path"] = str((folder / dataset["path"]).resolve())
 
 
 def load_catalogs() -> dict[str, Any]:

@@ -23,6 +23,7 @@ from llmbench.planning.config import (
     make_run_key,
 )
 from llmbench.schemas import registry
+from llmbench.schemas.dataset import DatasetSummary, scan, summary
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
 from llmbench.schemas.workload import length_mean
 
@@ -76,6 +77,22 @@ def _pinned_revision(serving: Any, kind: str, model: dict[str, Any]) -> str | No
     return str(rev) if rev and serving.kind in registry.get(kind).pins_revision else None
 
 
+def _checked_dataset(cfg: BenchmarkConfig) -> DatasetSummary | None:
+    """The workload's dataset scanned (every line checked, hashed) and what the run records of it;
+    a bad file, or too few rows to draw a level without replacement, is a ConfigError (one line)."""
+    spec = cfg.workload.dataset
+    if spec is None:
+        return None
+    index = scan(spec)  # DatasetError (a ConfigError) names the file, the line and what is wrong
+    w = cfg.workload
+    if spec.sample == "without_replacement" and w.requests_per_level > index.rows_used:
+        raise ConfigError(
+            f"dataset {index.path}: {index.rows_used} rows pass the filter, fewer than the {w.requests_per_level} "
+            "requests of a level drawn without replacement"
+        )
+    return summary(spec, index)
+
+
 def plan(
     config_name: str,
     logical_date: date | datetime | str,
@@ -112,6 +129,7 @@ def plan_checked(
             paths.under(run_dir, t.id)
     except ValueError as e:
         raise ConfigError(f"name: {e}") from None
+    dataset = _checked_dataset(cfg)  # before any target: a bad file refuses the whole run
     targets: list[ResolvedTarget] = []
     warnings: list[str] = []
     checks: dict[str, list[str]] = {}
@@ -149,6 +167,7 @@ def plan_checked(
                 estimated_usd=usd,
                 warnings=checked.warnings,
                 quality=cfg.quality,
+                dataset=dataset,
             )
         )
     run = RunPlan(

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from llmbench import paths
+from llmbench.schemas.dataset import DatasetSpec
 
 
 class _Strict(BaseModel):
@@ -158,6 +159,18 @@ class Workload(_Strict):
         description="open loop instead: Poisson arrival rates, requests/s, one level each (e.g. 0.5,1,2)",
     )
     max_in_flight: StrictInt = Field(256, ge=1, le=MAX_CONCURRENCY, description="open loop: requests in flight at most")
+    # Issue 28: the user's own traffic. Gaps between open-loop arrivals: exponential (Poisson),
+    # gamma of shape `burstiness` (vLLM's --burstiness: 1 is Poisson, below 1 burstier, above 1
+    # steadier; the mean gap stays 1 / rate) or constant (1 / rate each).
+    arrivals: Literal["poisson", "gamma", "constant"] = Field(
+        "poisson", description="open loop: inter-arrival times, poisson, gamma (shape burstiness) or constant"
+    )
+    burstiness: float = Field(
+        1.0, gt=0, le=100, description="open loop, gamma arrivals: the gamma shape (1: Poisson; < 1: burstier)"
+    )
+    dataset: DatasetSpec | None = Field(
+        None, description="prompts from a file (openai / sharegpt JSONL, or text) instead of generated word lists"
+    )
 
     @field_validator("arrival_rates_rps")
     @classmethod
@@ -178,6 +191,14 @@ class Workload(_Strict):
                 "warmup_each_level warms closed-loop levels (each stream of a level sends that many requests "
                 "first); an open-loop workload (arrival_rates_rps) has no streams to warm: set it to 0"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _arrivals_open_loop(self) -> Workload:
+        if (self.arrivals != "poisson" or self.burstiness != 1.0) and not self.arrival_rates_rps:
+            raise ValueError("arrivals and burstiness shape open-loop levels: set arrival_rates_rps too")
+        if self.burstiness != 1.0 and self.arrivals != "gamma":
+            raise ValueError(f"burstiness is the gamma shape: set arrivals: gamma (not {self.arrivals})")
         return self
 
     @model_validator(mode="before")

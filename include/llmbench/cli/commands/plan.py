@@ -80,6 +80,15 @@ def run(a: argparse.Namespace) -> int:
             planned.price_basis, length_mean(w.input_tokens) + w.shared_prefix_tokens, length_mean(w.output_tokens)
         )
     )
+    d = planned.targets[0].dataset
+    if d is not None:
+        print(
+            f"dataset {d.path} ({d.format}, sha256 {d.sha256}): {d.rows_used} of {d.rows_total} rows used"
+            f" (filter: {d.filter or 'none'}), sampled {d.sample.replace('_', ' ')}, output length from {d.output}"
+        )
+    if w.arrival_rates_rps and w.arrivals != "poisson":
+        shape = f" of burstiness {w.burstiness:g}" if w.arrivals == "gamma" else ""
+        print(f"open loop: {w.arrivals} arrivals{shape} at {w.arrival_rates_rps} req/s")
     for t in planned.targets:
         print(f"\n  {t.target_id} ({t.backend_kind}, {t.region}): {t.label}")
         for outcome in checks[t.target_id]:
