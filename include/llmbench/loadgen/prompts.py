@@ -7,12 +7,24 @@ prompt token count is what the results record; the estimate only sizes the reque
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import random
 from dataclasses import dataclass
 
-from llmbench.schemas.dataset import DatasetIndex, DatasetSpec
+from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, Trace
 
-__all__ = ["Prompt", "TEMPLATE_OVERHEAD_TOKENS", "chat_request_body", "dataset_prompt", "make_prompt"]
+__all__ = [
+    "Prompt",
+    "TEMPLATE_OVERHEAD_TOKENS",
+    "chat_request_body",
+    "dataset_prompt",
+    "draw_prefix",
+    "make_prompt",
+    "session_turn_prompt",
+    "trace_prompt",
+]
 
 _WORDS = (
     "the of and to in is was for on that with as by at from his her it an are were be this which "
@@ -47,16 +59,20 @@ def _words(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(max(0, n)))
 
 
-def make_prompt(seed: int, index: int, input_tokens: int, output_tokens: int, shared_prefix_tokens: int = 0) -> Prompt:
+def make_prompt(
+    seed: int, index: int, input_tokens: int, output_tokens: int, shared_prefix_tokens: int = 0, prefix_id: int = 0
+) -> Prompt:
     """The `index`-th prompt of a seeded workload: same seed and index, same text, always.
 
     Distinct indices give distinct word sequences, so no two requests share a cacheable prefix
     beyond the instruction, except the optional shared system prompt of `shared_prefix_tokens`
-    (seed 002's 478-token system prompt, what prefix caching reuses).
+    (seed 002's 478-token system prompt, what prefix caching reuses); prefix_id picks one of the
+    workload's prefix_count distinct ones (draw_prefix; 0 is seed 002's single one).
     """
     rng = random.Random(f"{seed}:{index}")
     n_words = max(1, input_tokens - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
-    system = _words(random.Random(f"{seed}:system"), shared_prefix_tokens) if shared_prefix_tokens else None
+    key = f"{seed}:system" if prefix_id == 0 else f"{seed}:system:{prefix_id}"
+    system = _words(random.Random(key), shared_prefix_tokens) if shared_prefix_tokens else None
     return Prompt(index=index, text=f"{_INSTRUCTION} {_words(rng, n_words)}", max_tokens=output_tokens, system=system)
 
 
@@ -96,3 +112,62 @@ def dataset_prompt(spec: DatasetSpec, index: DatasetIndex, seed: int, request_in
         messages=turns,
         ignore_eos=spec.output != "model",
     )
+
+
+@functools.lru_cache(maxsize=16)
+def _zipf_cumulative(count: int, s: float) -> tuple[float, ...]:
+    return tuple(itertools.accumulate(1.0 / (k**s) for k in range(1, count + 1)))
+
+
+def draw_prefix(seed: int, index: int, count: int, draw: str = "uniform", zipf_s: float = 1.0) -> int:
+    """Which of `count` shared prefixes request `index` carries (0..count-1), seeded per request.
+    uniform: each alike; zipf: prefix k (0-based) with probability (1 / (k + 1)^s) / H(count, s),
+    the few popular system prompts and the long tail of rare ones that real traffic has."""
+    if count <= 1:
+        return 0
+    rng = random.Random(f"{seed}:prefix:{index}")
+    if draw == "uniform":
+        return rng.randrange(count)
+    cum = _zipf_cumulative(count, zipf_s)
+    return min(count - 1, bisect.bisect_right(cum, rng.random() * cum[-1]))
+
+
+def session_turn_prompt(conv: Conversation, turn: int, output_tokens: int, spec: DatasetSpec) -> Prompt | None:
+    """Turn `turn` (0-based) of a multi-turn session: every turn of the row up to and including its
+    turn-th user turn, the row's own assistant turns as the history. None past its last user turn."""
+    users = conv.user_turns()
+    if turn >= len(users):
+        return None
+    turns = conv.turns[: users[turn] + 1]
+    max_tokens = (conv.answer_tokens(users[turn]) or output_tokens) if spec.output == "data" else output_tokens
+    system = "\n".join(text for role, text in turns if role == "system") or None
+    return Prompt(
+        index=turn,
+        text=turns[-1][1],
+        max_tokens=max_tokens,
+        system=system,
+        messages=turns,
+        ignore_eos=spec.output != "model",
+    )
+
+
+def trace_prompt(seed: int, trace: Trace, row: int, block_tokens: int) -> Prompt:
+    """Row `row` of a trace as a prompt of its input_length: one block of block_tokens words per hash
+    id (the same id, the same words: the prefix the trace says requests share), then words of its
+    own up to the length; it asks for its output_length."""
+    n_words = max(1, trace.input_lengths[row] - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
+    words: list[str] = []
+    for h in trace.hash_ids[row]:
+        if len(words) >= n_words:
+            break
+        words.extend(_block(seed, h, block_tokens))
+    words = words[:n_words]
+    if len(words) < n_words:
+        words.append(_words(random.Random(f"{seed}:trace:{row}"), n_words - len(words)))
+    return Prompt(index=row, text=f"{_INSTRUCTION} {' '.join(words)}", max_tokens=trace.output_lengths[row])
+
+
+@functools.lru_cache(maxsize=4096)
+def _block(seed: int, hash_id: int, block_tokens: int) -> tuple[str, ...]:
+    rng = random.Random(f"{seed}:block:{hash_id}")
+    return tuple(rng.choice(_WORDS) for _ in range(block_tokens))

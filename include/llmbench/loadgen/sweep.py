@@ -25,6 +25,7 @@ from llmbench.backends.base import Endpoint
 from llmbench.loadgen.driver import (
     ClosedLoop,
     PoissonArrivals,
+    TraceArrivals,
     append_line,
     client_processes,
     run_level,
@@ -32,9 +33,10 @@ from llmbench.loadgen.driver import (
     run_loop,
 )
 from llmbench.schemas.dataset import scan as dataset_scan
+from llmbench.schemas.dataset import scan_trace
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
 from llmbench.schemas.slo import Slo
-from llmbench.schemas.workload import Workload
+from llmbench.schemas.workload import Workload, length_mean
 
 ProgressFn = Callable[[str], None]
 
@@ -60,6 +62,7 @@ def _level_args(workload: Workload) -> dict[str, Any]:
         timeout_s=workload.request_timeout_s,
         shared_prefix_tokens=workload.shared_prefix_tokens,
         max_response_bytes=workload.max_response_bytes,
+        prefixes=(workload.prefix_count, workload.prefix_draw, workload.prefix_zipf_s),
     )
 
 
@@ -85,6 +88,8 @@ SWEEP_ONLY_COLUMNS = (
     "spec_decode_accepted_tokens",
     "spec_decode_acceptance_rate",
     "spec_decode_note",
+    "offered_as_scheduled",
+    "shared_prefix_fraction",
 )
 
 
@@ -170,6 +175,19 @@ def run_sweep(
     duration_s = workload.level_duration_s
     # A timed level has no request count; request numbers stay apart across levels all the same.
     n = None if duration_s else workload.requests_per_level
+    trace = None
+    if workload.trace is not None:  # one open-loop level: the trace at its own (scaled) times
+        spec = workload.trace
+        trace = TraceArrivals(scan_trace(spec), spec.time_scale, workload.max_in_flight, spec.block_tokens)
+        levels, rates, n = [workload.max_in_flight], [trace.arrival_rate_rps], len(trace.trace)
+    mode = "trace" if trace is not None else workload.arrivals
+    prefix_fraction = (
+        metrics.trace_shared_fraction(trace.trace.hash_ids, trace.trace.input_lengths, trace.block_tokens)
+        if trace is not None
+        else metrics.shared_prefix_fraction(workload.shared_prefix_tokens, length_mean(workload.input_tokens))
+        if workload.dataset is None
+        else None  # a dataset's own prompts: what they share is theirs, not measured here
+    )
     stride = 10**6 if n is None else n
     repeats = workload.repeats
     common = _level_args(workload)
@@ -194,7 +212,7 @@ def run_sweep(
 
         for li, c in enumerate(levels):
             rate = rates[li] if rates else None
-            extras: dict[str, Any] = {"level_warmup_requests": 0}
+            extras: dict[str, Any] = {"level_warmup_requests": 0, "shared_prefix_fraction": prefix_fraction}
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
             before, why_not = servermetrics.spec_decode_counters(
@@ -202,14 +220,11 @@ def run_sweep(
             )
             say(
                 f"level {li + 1}/{len(levels)}: "
-                + (
-                    f"{workload.arrivals} arrivals at {rate:g} req/s, at most {c} in flight, "
-                    if rate
-                    else f"concurrency {c}, "
-                )
+                + (f"{mode} arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
                 + (f"{duration_s:g} s" if duration_s else f"{n} requests")
             )
-            procs = 1 if rate else client_processes(c, workload.client_processes)
+            # open loop and multi-turn sessions: one process (a session's turns share its stream)
+            procs = 1 if rate or workload.multi_turn else client_processes(c, workload.client_processes)
             recs: list[RequestRecord] = []
             cpu_s = 0.0
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
@@ -217,6 +232,8 @@ def run_sweep(
                 kwargs = dict(
                     n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
                 )
+                if workload.multi_turn is not None:
+                    kwargs["multi_turn"] = workload.multi_turn
                 if procs > 1:  # closed loop only; each process appends to requests.jsonl itself
                     r_recs, r_cpu = run_level_split(
                         endpoint,
@@ -227,7 +244,11 @@ def run_sweep(
                     )
                 else:
                     schedule = (
-                        PoissonArrivals.for_level(rate, c, workload.seed, first, workload.arrivals, workload.burstiness)
+                        trace
+                        if trace is not None
+                        else PoissonArrivals.for_level(
+                            rate, c, workload.seed, first, workload.arrivals, workload.burstiness
+                        )
                         if rate
                         else ClosedLoop(c)
                     )
@@ -240,7 +261,12 @@ def run_sweep(
                 else (None, why_not)
             )
             extras.update(metrics.spec_decode_level(before, after, why_not or why_not_after))
-            row = level_row(recs, c, rate, slo, cpu_s, procs, extras, workload.arrivals)
+            if workload.trace is not None:  # offered as scheduled? (its send lateness p99 within the bound)
+                lags = metrics.distribution((r.send_lag_ms for r in recs), "send_lag_ms")
+                extras["offered_as_scheduled"] = metrics.offered_as_scheduled(
+                    lags["send_lag_ms_p99"], workload.trace.max_lateness_ms_p99
+                )
+            row = level_row(recs, c, rate, slo, cpu_s, procs, extras, mode)
             level_rows.append(row)
             writer.write_table(to_table(recs))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)

@@ -51,6 +51,9 @@ class TargetSpec(_Strict):
     # Why no source prices this target (no catalog or Pricing API price for its type and region):
     # it is then measured without $ figures instead of refused. A price wins once one exists.
     unpriced: str | None = Field(None, min_length=1)
+    # What this target's workload changes from the config's (issue 28: one config, one target per
+    # workload kind on the same server): merged over `workload:` and validated as one (workload_of).
+    workload: dict[str, Any] | None = None
 
     @field_validator("backend")
     @classmethod
@@ -139,6 +142,15 @@ class BenchmarkConfig(_Strict):
         if errors:
             raise ValidationError.from_exception_data(cls.__name__, errors)
         return handler({**data, "sections": sections})
+
+    def workload_of(self, t: TargetSpec) -> Workload:
+        """A target's workload: the config's, with the target's own `workload:` keys over it."""
+        if not t.workload:
+            return self.workload
+        try:
+            return Workload.model_validate({**self.workload.model_dump(exclude_defaults=True), **t.workload})
+        except ValidationError as e:
+            raise ConfigError(_one_line(e, f"targets[{t.id}].workload")) from None
 
     def section(self, spec: BackendSpec) -> Any:
         """A backend's config section (its settings model), or None."""
@@ -311,11 +323,15 @@ def load_config(name_or_path: str) -> BenchmarkConfig:
 
 
 def _dataset_beside(raw: dict[str, Any], folder: Path) -> None:
-    """A relative workload.dataset.path is relative to the config's own folder (where a user keeps
-    their config and their data together), made absolute here, so the plan names the file it read."""
-    dataset = (raw.get("workload") or {}).get("dataset") if isinstance(raw.get("workload"), dict) else None
-    if isinstance(dataset, dict) and isinstance(dataset.get("path"), str) and not Path(dataset["path"]).is_absolute():
-        dataset["path"] = str((folder / dataset["path"]).resolve())
+    """A relative workload.dataset.path (or trace.path, the config's or a target's) is relative to
+    the config's own folder (where a user keeps their config and their data together), made
+    absolute here, so the plan names the file it read."""
+    workloads = [raw.get("workload")] + [t.get("workload") for t in raw.get("targets") or [] if isinstance(t, dict)]
+    for w in workloads:
+        for key in ("dataset", "trace"):
+            f = w.get(key) if isinstance(w, dict) else None
+            if isinstance(f, dict) and isinstance(f.get("path"), str) and not Path(f["path"]).is_absolute():
+                f["path"] = str((folder / f["path"]).resolve())
 
 
 def load_catalogs() -> dict[str, Any]:

@@ -17,13 +17,24 @@ import random
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from llmbench.schemas.registry import ConfigError
 
-__all__ = ["Conversation", "DatasetError", "DatasetIndex", "DatasetSpec", "DatasetSummary", "scan"]
+__all__ = [
+    "Conversation",
+    "DatasetError",
+    "DatasetIndex",
+    "DatasetSpec",
+    "DatasetSummary",
+    "MultiTurn",
+    "Trace",
+    "TraceSpec",
+    "scan",
+    "scan_trace",
+]
 
 Format = Literal["openai", "sharegpt", "text"]
 # ShareGPT speaker names, as the published ShareGPT dumps and vLLM's loader use them
@@ -78,13 +89,23 @@ class DatasetSpec(BaseModel):
         return " and ".join(parts) or None
 
 
+class MultiTurn(BaseModel):
+    """`workload.multi_turn`: each dataset row is a session sent turn by turn on one stream, each
+    turn carrying the history before it (the row's own assistant turns), think_time_s apart."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    think_time_s: float = Field(0.0, ge=0, le=3600, description="pause between a turn's answer and the next turn")
+    max_turns: int = Field(8, ge=1, le=1000, description="user turns of a session sent at most")
+
+
 class DatasetSummary(BaseModel):
     """What a run records about its dataset (plan output, the `targets` row)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     path: str
-    format: Format
+    format: str  # a dataset's Format, or mooncake-trace
     sha256: str
     rows_total: int  # conversations (non-blank lines) in the file
     rows_used: int  # of them, those that pass the length filter: what requests draw from
@@ -101,6 +122,19 @@ class Conversation:
     turns: tuple[tuple[str, str], ...]
     max_tokens: int | None = None
 
+    def user_turns(self) -> list[int]:
+        """Where each user turn is: turn k of a session sends turns[: user_turns()[k] + 1]."""
+        return [k for k, (role, _) in enumerate(self.turns) if role == "user"]
+
+    def answer_tokens(self, upto: int) -> int | None:
+        """The output length the row gives the user turn at `upto`: its max_tokens, else the
+        answer after it, its characters / 4."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        if upto + 1 < len(self.turns) and self.turns[upto + 1][0] == "assistant":
+            return max(1, round(len(self.turns[upto + 1][1]) / CHARS_PER_TOKEN_ESTIMATE))
+        return None
+
     @property
     def first_prompt(self) -> tuple[tuple[str, str], ...]:
         """The system turns before it and the first user turn: what a single-turn request sends."""
@@ -112,12 +146,7 @@ class Conversation:
     @property
     def first_answer_tokens(self) -> int | None:
         """The row's own output length: its max_tokens, else its first answer's characters / 4."""
-        if self.max_tokens is not None:
-            return self.max_tokens
-        k = len(self.first_prompt)
-        if k < len(self.turns) and self.turns[k][0] == "assistant":
-            return max(1, round(len(self.turns[k][1]) / CHARS_PER_TOKEN_ESTIMATE))
-        return None
+        return self.answer_tokens(len(self.first_prompt) - 1)
 
 
 def _turns_openai(row: object) -> Conversation:
@@ -251,3 +280,79 @@ def summary(spec: DatasetSpec, index: DatasetIndex) -> DatasetSummary:
         sample=spec.sample,
         output=spec.output,
     )
+
+
+class TraceSpec(BaseModel):
+    """`workload.trace`: a request trace replayed open loop at its own times (the Mooncake JSONL
+    that AIPerf and vLLM read: `timestamp` ms from the start, `input_length`, `output_length`,
+    optional `hash_ids`, one block of block_tokens prompt tokens each: equal ids, equal blocks)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(description="the trace file: relative to the config's folder, or absolute")
+    time_scale: float = Field(
+        1.0, gt=0, le=1000, description="send at timestamp x time_scale (0.5: twice as fast; 2: half as fast)"
+    )
+    block_tokens: int = Field(512, ge=1, le=1_000_000, description="prompt tokens per hash id (Mooncake: 512)")
+    max_lateness_ms_p99: float = Field(
+        50.0, gt=0, description="a level whose send lateness p99 exceeds this was not offered as scheduled"
+    )
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A checked trace: its rows, in order (timestamps never go backwards)."""
+
+    path: Path
+    sha256: str
+    timestamps_ms: array  # float64
+    input_lengths: array  # int64
+    output_lengths: array
+    hash_ids: tuple[tuple[int, ...], ...]
+
+    def __len__(self) -> int:
+        return len(self.timestamps_ms)
+
+
+def scan_trace(spec: TraceSpec) -> Trace:
+    """The whole trace checked, in one pass: DatasetError (file, line number, what is wrong) on a
+    malformed line, a missing or non-positive length, a timestamp going backwards, no row."""
+    path = Path(spec.path)
+    sha = hashlib.sha256()
+    ts, ins, outs = array("d"), array("q"), array("q")
+    hashes: list[tuple[int, ...]] = []
+    try:
+        with open(path, "rb") as f:
+            for lineno, line in enumerate(f, 1):
+                sha.update(line)
+                if not line.strip():
+                    continue
+                where = f"trace {path}: line {lineno}"
+                try:
+                    row = json.loads(line)
+                except (ValueError, UnicodeDecodeError) as e:
+                    raise DatasetError(f"{where}: malformed JSON ({str(e)[:80]})") from None
+                if not isinstance(row, dict):
+                    raise DatasetError(f"{where}: expected an object with timestamp, input_length, output_length")
+                t: Any = row.get("timestamp")
+                n_in: Any = row.get("input_length")
+                n_out: Any = row.get("output_length")
+                if type(t) not in (int, float) or t < 0:
+                    raise DatasetError(f"{where}: timestamp must be a number of ms >= 0, got {t!r}")
+                for name, v in (("input_length", n_in), ("output_length", n_out)):
+                    if type(v) is not int or v < 1:
+                        raise DatasetError(f"{where}: {name} must be a positive integer, got {v!r}")
+                if ts and t < ts[-1]:
+                    raise DatasetError(f"{where}: timestamps go backwards ({t} ms after {ts[-1]:g} ms)")
+                ids = row.get("hash_ids") or []
+                if not isinstance(ids, list) or any(type(h) is not int for h in ids):
+                    raise DatasetError(f"{where}: hash_ids must be a list of integers")
+                ts.append(float(t))
+                ins.append(n_in)
+                outs.append(n_out)
+                hashes.append(tuple(ids))
+    except OSError as e:
+        raise DatasetError(f"trace {path}: cannot read it ({e.strerror or e})") from None
+    if not ts:
+        raise DatasetError(f"trace {path}: empty trace (no row)")
+    return Trace(path, sha.hexdigest(), ts, ins, outs, tuple(hashes))

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from llmbench import paths
-from llmbench.schemas.dataset import DatasetSpec
+from llmbench.schemas.dataset import DatasetSpec, MultiTurn, TraceSpec
 
 
 class _Strict(BaseModel):
@@ -171,6 +171,20 @@ class Workload(_Strict):
     dataset: DatasetSpec | None = Field(
         None, description="prompts from a file (openai / sharegpt JSONL, or text) instead of generated word lists"
     )
+    multi_turn: MultiTurn | None = Field(
+        None, description="closed loop, with a dataset: each row a session, turn by turn on one stream, history carried"
+    )
+    trace: TraceSpec | None = Field(
+        None, description="one open-loop level replaying a Mooncake JSONL trace at its own (scaled) times"
+    )
+    # Prefix reuse you can dial: K distinct shared prefixes of shared_prefix_tokens each; a request
+    # draws one, uniformly or by Zipf (prefix k with weight 1 / k^s), so prefix caching has
+    # something to hit (K = 1: every request shares one, as seed 002's system prompt).
+    prefix_count: StrictInt = Field(
+        1, ge=1, le=100_000, description="distinct shared prefixes (of shared_prefix_tokens each) requests draw from"
+    )
+    prefix_draw: Literal["uniform", "zipf"] = Field("uniform", description="how a request draws its shared prefix")
+    prefix_zipf_s: float = Field(1.0, gt=0, le=10, description="Zipf exponent s of prefix_draw zipf")
 
     @field_validator("arrival_rates_rps")
     @classmethod
@@ -199,6 +213,18 @@ class Workload(_Strict):
             raise ValueError("arrivals and burstiness shape open-loop levels: set arrival_rates_rps too")
         if self.burstiness != 1.0 and self.arrivals != "gamma":
             raise ValueError(f"burstiness is the gamma shape: set arrivals: gamma (not {self.arrivals})")
+        return self
+
+    @model_validator(mode="after")
+    def _traffic_kinds(self) -> Workload:
+        if self.multi_turn and not self.dataset:
+            raise ValueError("multi_turn sends a dataset's conversations: set dataset too")
+        if self.multi_turn and self.arrival_rates_rps:
+            raise ValueError("multi_turn sessions run on closed-loop streams: leave arrival_rates_rps unset")
+        if self.trace and (self.dataset or self.arrival_rates_rps):
+            raise ValueError("a trace brings its own lengths and times: leave dataset and arrival_rates_rps unset")
+        if self.prefix_count > 1 and not self.shared_prefix_tokens:
+            raise ValueError("prefix_count shared prefixes of shared_prefix_tokens each: set shared_prefix_tokens")
         return self
 
     @model_validator(mode="before")

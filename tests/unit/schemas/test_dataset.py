@@ -172,3 +172,21 @@ def test_too_few_rows_for_a_level_without_replacement_and_a_missing_file_are_ref
         )
     with pytest.raises(ConfigError, match=r"nope\.jsonl: cannot read it"):
         plan(_config(tmp_path, {"path": "nope.jsonl", "format": "text"}), "2026-12-05", runs_root=tmp_path / "runs")
+
+
+def test_a_target_may_run_its_own_workload_and_a_trace_is_recorded_like_a_dataset(tmp_path):
+    _jsonl(tmp_path, SHAREGPT * 10)
+    (tmp_path / "t.jsonl").write_text('{"timestamp": 0, "input_length": 40, "output_length": 4}\n')
+    cfg = yaml.safe_load((paths.CONFIG_DIR / "local.yaml").read_text())
+    cfg["targets"][0]["workload"] = {"dataset": {"path": "d.jsonl", "format": "sharegpt"}, "multi_turn": {}}
+    cfg["targets"][1]["workload"] = {"trace": {"path": "t.jsonl", "time_scale": 2}}
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    run = plan(str(p), "2026-12-05", runs_root=tmp_path / "runs")
+    a, b = run.targets
+    assert a.workload.multi_turn is not None and a.dataset.rows_used == 20 and a.workload.input_tokens == 128
+    assert b.workload.trace.time_scale == 2 and b.dataset.format == "mooncake-trace" and b.dataset.rows_total == 1
+    cfg["targets"][1]["workload"] = {"multi_turn": {}}
+    p.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(ConfigError, match=r"targets\[smollm2-q4_1-4slots\]\.workload: .*set dataset too"):
+        plan(str(p), "2026-12-05", runs_root=tmp_path / "runs2")
