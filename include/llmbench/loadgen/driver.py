@@ -389,36 +389,56 @@ async def run_level(
 
     sessions = itertools.count()  # multi-turn: this process's next session
 
-    async def session_stream(w: int, builder: RecordBuilder) -> None:
-        """A multi-turn stream: session after session, each a dataset row's user turns in order on
-        this stream's connection, each turn carrying the turns before it, think_time_s apart."""
+    def prepare_session(s: int) -> list[tuple[bytes, int]]:
+        """Session s's turns, built ahead: (body, characters of history it carries) per user turn."""
         assert dataset is not None and multi_turn is not None
         spec, index = dataset
+        conv = index.conversation(index.row_of(seed, s, spec.sample == "with_replacement"))
+        turns = []
+        for turn in range(multi_turn.max_turns):
+            out = sample_length(output_tokens, seed, s * 1000 + turn, "output")
+            prompt = session_turn_prompt(conv, turn, out, spec)
+            if prompt is None:
+                break  # past the row's last user turn
+            history = sum(len(text) for role, text in (prompt.messages or ())[:-1] if role != "system")
+            turns.append((encode(prompt), history))
+        return turns
+
+    async def session_stream(w: int, builder: RecordBuilder) -> None:
+        """A multi-turn stream: session after session, each a dataset row's user turns in order on
+        this stream's connection, each turn carrying the turns before it, think_time_s apart. The
+        next session is built while its predecessor's last turn is in flight, so a stream's
+        turnaround holds no file read or encoding."""
+        assert multi_turn is not None
         client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
         opened.append(client)
+        s = first_index + next(sessions)
+        turns = prepare_session(s)
         while True:
-            s = first_index + next(sessions)
-            conv = index.conversation(index.row_of(seed, s, spec.sample == "with_replacement"))
-            for turn in range(multi_turn.max_turns):
+            upcoming: tuple[int, list[tuple[bytes, int]]] | None = None
+            for turn, (payload, history) in enumerate(turns):
                 if deadline is not None and time.perf_counter() >= deadline:
                     return
-                out = sample_length(output_tokens, seed, s * 1000 + turn, "output")
-                prompt = session_turn_prompt(conv, turn, out, spec)
-                if prompt is None:
-                    break  # the session's last turn was sent
                 i = take()
                 if n_requests is not None and i >= n_requests:
                     return
-                payload = encode(prompt)
                 due_ns = time.perf_counter_ns()
-                exchange = await send_one(client, endpoint, payload, timeout_s, max_response_bytes)
-                history = sum(len(text) for role, text in (prompt.messages or ())[:-1] if role != "system")
+                sending = asyncio.create_task(send_one(client, endpoint, payload, timeout_s, max_response_bytes))
+                if turn == len(turns) - 1:
+                    await asyncio.sleep(0)  # the request goes out first; then the next session is built
+                    nxt = first_index + next(sessions)
+                    upcoming = (nxt, prepare_session(nxt))
+                send_ns, end_ns, reads, ended, ended_detail = await sending
                 submit(
-                    builder, i, exchange[0], exchange[1], due_ns, client, payload, exchange[3], exchange[4],
-                    exchange[2], worker=worker_offset + w, session=s, turn_index=turn, history_chars=history,
+                    builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads,
+                    worker=worker_offset + w, session=s, turn_index=turn, history_chars=history,
                 )  # fmt: skip
                 if multi_turn.think_time_s:
                     await asyncio.sleep(multi_turn.think_time_s)
+            if upcoming is None:  # a row without a turn to send (not after scan): the next one
+                nxt = first_index + next(sessions)
+                upcoming = (nxt, prepare_session(nxt))
+            s, turns = upcoming
 
     async def drive(builder: RecordBuilder) -> None:
         nonlocal deadline, t0_ns
