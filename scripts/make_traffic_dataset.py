@@ -6,8 +6,8 @@ nothing is downloaded or copied from a published dataset.
                        turns each, of mixed lengths; a third open with one of three shared system
                        prompts (what prefix caching can reuse)
   trace.jsonl          a short request trace, Mooncake form (timestamp ms, input_length,
-                       output_length, hash_ids of 512-token blocks): 90 requests over 45 s, in
-                       bursts, many sharing their first blocks
+                       output_length, hash_ids of 512-token blocks): 30 requests over ~10 s, in
+                       bursts, many sharing their first block (short answers: a 2-core CPU serves it)
 
 Usage: python scripts/make_traffic_dataset.py [OUT_DIR]
 """
@@ -96,10 +96,10 @@ def conversation(rng: random.Random) -> dict:
 
 
 def trace(rng: random.Random) -> list[dict]:
-    """90 requests over ~45 s: bursts of 3-8 requests a few ms apart, quiet gaps between them;
+    """30 requests over ~10 s: bursts of 3-8 requests a few ms apart, quiet gaps between them;
     each request's first blocks come from a few shared documents (hash ids 1-5), the rest its own."""
     rows, t, next_id = [], 0.0, 100
-    while len(rows) < 90:
+    while len(rows) < 30:
         for _ in range(rng.randint(3, 8)):
             shared = [rng.randint(1, 5)] if rng.random() < 0.6 else []
             input_length = rng.choice([64, 128, 256, 384, 512, 640])
@@ -110,13 +110,13 @@ def trace(rng: random.Random) -> list[dict]:
                 {
                     "timestamp": round(t),
                     "input_length": input_length,
-                    "output_length": rng.choice([8, 16, 24, 32]),
+                    "output_length": rng.choice([4, 8, 12]),
                     "hash_ids": shared + own,
                 }
             )
             t += rng.uniform(1, 40)
         t += rng.uniform(500, 2500)
-    return rows[:90]
+    return rows[:30]
 
 
 def main() -> None:
