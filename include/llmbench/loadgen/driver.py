@@ -82,6 +82,21 @@ def arrival_offsets_s(rate_rps: float, key: str, kind: str = "poisson", burstine
         yield t
 
 
+def shaped_offsets_s(offsets: Iterator[float], step_s: float, multipliers: tuple[float, ...]) -> Iterator[float]:
+    """Arrival times under a rate shape: each offset is read as time at the level's base rate and
+    mapped to the clock time by which the shaped rate (multiplier m_k over step k; the last holds)
+    has delivered as much: u = integral of m over [0, t]. A multiplier of 2 halves the gaps, 0 is
+    an idle step. Monotone, so one pass over the steps serves the whole level."""
+    k, t_k, u_k = 0, 0.0, 0.0  # the current step, its start (clock s) and the base time before it
+    last = len(multipliers) - 1
+    for u in offsets:
+        while k < last and u_k + multipliers[k] * step_s < u:
+            u_k += multipliers[k] * step_s
+            t_k += step_s
+            k += 1
+        yield t_k + (u - u_k) / multipliers[k]
+
+
 @dataclass(frozen=True)
 class ClosedLoop:
     """`concurrency` streams, each with its own connection, each sending its next request as soon
@@ -112,6 +127,7 @@ class PoissonArrivals:
     key: str
     kind: str = "poisson"  # the gaps: poisson, gamma or constant (arrival_offsets_s)
     burstiness: float = 1.0  # gamma's shape
+    shape: tuple[float, tuple[float, ...]] | None = None  # (step s, multipliers): shaped_offsets_s
 
     @classmethod
     def for_level(
@@ -122,10 +138,11 @@ class PoissonArrivals:
         first_index: int,
         kind: str = "poisson",
         burstiness: float = 1.0,
+        shape: tuple[float, tuple[float, ...]] | None = None,
     ) -> PoissonArrivals:
         """The sweep's schedule for a level: seeded by the workload's seed, the level's first request
         number and its rate, so every level (and repeat) has arrivals of its own."""
-        return cls(rate_rps, max_in_flight, f"{seed}:{first_index}:{rate_rps}", kind, burstiness)
+        return cls(rate_rps, max_in_flight, f"{seed}:{first_index}:{rate_rps}", kind, burstiness, shape)
 
     @property
     def streams(self) -> int:
@@ -136,7 +153,8 @@ class PoissonArrivals:
         return self.rate_rps
 
     def arrivals(self) -> Iterator[float]:
-        return arrival_offsets_s(self.rate_rps, self.key, self.kind, self.burstiness)
+        offsets = arrival_offsets_s(self.rate_rps, self.key, self.kind, self.burstiness)
+        return offsets if self.shape is None else shaped_offsets_s(offsets, *self.shape)
 
 
 @dataclass(frozen=True)

@@ -247,7 +247,13 @@ def run_sweep(
                         trace
                         if trace is not None
                         else PoissonArrivals.for_level(
-                            rate, c, workload.seed, first, workload.arrivals, workload.burstiness
+                            rate,
+                            c,
+                            workload.seed,
+                            first,
+                            workload.arrivals,
+                            workload.burstiness,
+                            workload.rate_shape.steps() if workload.rate_shape else None,
                         )
                         if rate
                         else ClosedLoop(c)

@@ -323,15 +323,15 @@ def load_config(name_or_path: str) -> BenchmarkConfig:
 
 
 def _dataset_beside(raw: dict[str, Any], folder: Path) -> None:
-    """A relative workload.dataset.path (or trace.path, the config's or a target's) is relative to
+    """A relative workload.dataset.path (or trace.path, rate_shape.file; the config's or a target's) is relative to
     the config's own folder (where a user keeps their config and their data together), made
     absolute here, so the plan names the file it read."""
     workloads = [raw.get("workload")] + [t.get("workload") for t in raw.get("targets") or [] if isinstance(t, dict)]
     for w in workloads:
-        for key in ("dataset", "trace"):
+        for key, name in (("dataset", "path"), ("trace", "path"), ("rate_shape", "file")):
             f = w.get(key) if isinstance(w, dict) else None
-            if isinstance(f, dict) and isinstance(f.get("path"), str) and not Path(f["path"]).is_absolute():
-                f["path"] = str((folder / f["path"]).resolve())
+            if isinstance(f, dict) and isinstance(f.get(name), str) and not Path(f[name]).is_absolute():
+                f[name] = str((folder / f[name]).resolve())
 
 
 def load_catalogs() -> dict[str, Any]:

@@ -57,6 +57,46 @@ class LengthDist(_Strict):
         return self
 
 
+class RateShape(_Strict):
+    """An open-loop level's rate over time, as multipliers of its arrival rate: `per_minute` (one a
+    minute, given here or one a line in `file`, relative to the config's folder; 0 is an idle
+    minute; the last one holds) or a linear `ramp_s` from `ramp_from` x the rate to the full rate.
+    Arrivals keep their kind (poisson, gamma, constant) in the shape's own time: a multiplier of 2
+    sends the same draws twice as fast (driver.shaped_offsets_s)."""
+
+    per_minute: list[Annotated[float, Field(ge=0, le=1000)]] | None = Field(None, min_length=1, max_length=10_000)
+    file: str | None = None
+    ramp_s: float | None = Field(None, gt=0, le=86_400.0)
+    ramp_from: float = Field(0.1, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _one(self) -> RateShape:
+        given = [k for k in ("per_minute", "file", "ramp_s") if getattr(self, k) is not None]
+        if len(given) != 1 and not (given == ["per_minute", "file"]):
+            raise ValueError(f"give one of per_minute, file or ramp_s, got {given or 'none'}")
+        if self.file is not None and self.per_minute is None:
+            path = Path(self.file) if Path(self.file).is_absolute() else paths.CONFIG_DIR / self.file
+            try:
+                values = [float(x) for x in path.read_text().split()]
+            except (OSError, ValueError) as e:
+                raise ValueError(f"rate shape file {path}: {e}") from None
+            if not values or min(values) < 0:
+                raise ValueError(f"rate shape file {path}: needs multipliers >= 0, one per line")
+            object.__setattr__(self, "per_minute", values)
+        if self.per_minute is not None and not self.per_minute[-1] > 0:
+            raise ValueError("the last per-minute multiplier holds to the level's end: it must be > 0")
+        return self
+
+    def steps(self) -> tuple[float, tuple[float, ...]]:
+        """(step seconds, multiplier of each step): per minute, or a ramp in 1 s steps (the last holds)."""
+        if self.per_minute is not None:
+            return 60.0, tuple(self.per_minute)
+        n = max(1, round(float(self.ramp_s)))  # type: ignore[arg-type]
+        return float(self.ramp_s) / n, tuple(  # type: ignore[arg-type]
+            self.ramp_from + (1 - self.ramp_from) * (k + 0.5) / n for k in range(n)
+        ) + (1.0,)
+
+
 # Workloads of the seeds, by name: `workload: {preset: seed-002, requests_per_level: 8}`; what
 # the config sets itself wins over the preset.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -168,6 +208,9 @@ class Workload(_Strict):
     burstiness: float = Field(
         1.0, gt=0, le=100, description="open loop, gamma arrivals: the gamma shape (1: Poisson; < 1: burstier)"
     )
+    rate_shape: RateShape | None = Field(
+        None, description="open loop: each level's rate over time, per-minute multipliers or a ramp"
+    )
     dataset: DatasetSpec | None = Field(
         None, description="prompts from a file (openai / sharegpt JSONL, or text) instead of generated word lists"
     )
@@ -211,6 +254,8 @@ class Workload(_Strict):
     def _arrivals_open_loop(self) -> Workload:
         if (self.arrivals != "poisson" or self.burstiness != 1.0) and not self.arrival_rates_rps:
             raise ValueError("arrivals and burstiness shape open-loop levels: set arrival_rates_rps too")
+        if self.rate_shape is not None and not self.arrival_rates_rps:
+            raise ValueError("rate_shape shapes open-loop levels: set arrival_rates_rps too")
         if self.burstiness != 1.0 and self.arrivals != "gamma":
             raise ValueError(f"burstiness is the gamma shape: set arrivals: gamma (not {self.arrivals})")
         return self

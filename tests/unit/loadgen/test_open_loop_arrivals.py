@@ -58,3 +58,28 @@ def test_burstier_arrivals_bunch_up_and_constant_ones_do_not():
     constant = _gaps("constant", 10.0, 1.0, 100)
     mean, cv = _mean_and_cv(constant)
     assert abs(mean - 0.1) < 1e-9 and cv < 1e-6
+
+
+def test_a_per_minute_shape_speeds_up_idles_and_holds_its_last_multiplier():
+    from llmbench.loadgen.driver import arrival_offsets_s, shaped_offsets_s
+
+    base = list(itertools.islice(arrival_offsets_s(1.0, "k", "constant"), 200))  # 1, 2, ... 200 s
+    shaped = list(shaped_offsets_s(iter(base), 60.0, (1.0, 0.0, 2.0)))
+    # minute 1 at the base rate (t = u); minute 2 idle; then twice as fast: t = 120 + (u - 60) / 2
+    assert shaped[:60] == base[:60]
+    assert shaped[60] == 120.5 and shaped[119] == 150.0 and shaped[199] == 190.0
+    assert not any(60 < t < 120 for t in shaped)  # nothing sent in the idle minute
+
+
+def test_a_ramp_rises_from_its_fraction_to_the_full_rate():
+    from llmbench.schemas.workload import RateShape
+
+    step_s, mult = RateShape(ramp_s=10, ramp_from=0.2).steps()
+    assert step_s == 1.0 and len(mult) == 11 and mult[-1] == 1.0
+    assert abs(mult[0] - 0.24) < 1e-9 and all(a < b for a, b in zip(mult, mult[1:], strict=False))
+    # over the ramp the shape delivers its mean multiplier (0.6) of the base rate's arrivals
+    from llmbench.loadgen.driver import arrival_offsets_s, shaped_offsets_s
+
+    times = list(itertools.islice(shaped_offsets_s(arrival_offsets_s(100.0, "r", "constant"), step_s, mult), 2000))
+    in_ramp = sum(t < 10 for t in times)
+    assert abs(in_ramp - 0.6 * 100 * 10) <= 2

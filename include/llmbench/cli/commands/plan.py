@@ -69,6 +69,12 @@ def traffic_lines(t) -> list[str]:
     if w.arrival_rates_rps:
         shape = f" of burstiness {w.burstiness:g}" if w.arrivals == "gamma" else ""
         lines.append(f"open loop: {w.arrivals} arrivals{shape} at {w.arrival_rates_rps} req/s")
+        if w.rate_shape is not None:
+            step_s, mult = w.rate_shape.steps()
+            lines.append(
+                f"rate shape: x{', x'.join(f'{m:g}' for m in mult[:12])}{' ...' if len(mult) > 12 else ''}"
+                f" every {step_s:g} s (the last holds)"
+            )
     if w.prefix_count > 1:
         lines.append(f"{w.prefix_count} shared prefixes of {w.shared_prefix_tokens} tokens, {w.prefix_draw} draw")
     return lines
