@@ -170,7 +170,7 @@ def recompute_levels(target: ResolvedTarget) -> bool:
         validate_results(
             requests,
             d / "levels.parquet",
-            target.workload.concurrency,
+            target.workload.level_concurrencies(),
             target.validation.max_error_rate,
             d / "validation.json",
             target.workload.arrival_rates_rps,

@@ -260,6 +260,11 @@ class Workload(_Strict):
             raise ValueError(f"burstiness is the gamma shape: set arrivals: gamma (not {self.arrivals})")
         return self
 
+    def level_concurrencies(self) -> list[int]:
+        """The concurrency keys of the levels a sweep runs (what validation expects): the closed-loop
+        levels, or a trace's one level at its in-flight cap."""
+        return [self.max_in_flight] if self.trace is not None else list(self.concurrency)
+
     @model_validator(mode="after")
     def _traffic_kinds(self) -> Workload:
         if self.multi_turn and not self.dataset:
