@@ -441,12 +441,15 @@ async def run_level(
                 if n_requests is not None and i >= n_requests:
                     return
                 due_ns = time.perf_counter_ns()
-                sending = asyncio.create_task(send_one(client, endpoint, payload, timeout_s, max_response_bytes))
-                if turn == len(turns) - 1:
-                    await asyncio.sleep(0)  # the request goes out first; then the next session is built
+                exchange = send_one(client, endpoint, payload, timeout_s, max_response_bytes)
+                if turn == len(turns) - 1:  # a task only here: the request goes out, then the next session is built
+                    sending = asyncio.create_task(exchange)
+                    await asyncio.sleep(0)
                     nxt = first_index + next(sessions)
                     upcoming = (nxt, prepare_session(nxt))
-                send_ns, end_ns, reads, ended, ended_detail = await sending
+                    send_ns, end_ns, reads, ended, ended_detail = await sending
+                else:
+                    send_ns, end_ns, reads, ended, ended_detail = await exchange
                 submit(
                     builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads,
                     worker=worker_offset + w, session=s, turn_index=turn, history_chars=history,
