@@ -47,9 +47,10 @@ def test_sessions_go_turn_by_turn_on_one_stream_carrying_their_history(tmp_path)
         assert list(turns["turn_index"]) == list(range(len(turns)))  # in order
         assert turns["history_chars"].is_monotonic_increasing and turns["history_chars"].iloc[0] == 0
         assert turns["input_tokens"].is_monotonic_increasing  # the server saw the history grow
-        # the next turn waits for the previous answer and the think time
+        # the next turn waits for the previous answer and the think time (the event loop's timers
+        # are millisecond-grained: uvloop may wake up to a millisecond early)
         ends, sends = turns["end_ns"].to_numpy()[:-1], turns["send_ns"].to_numpy()[1:]
-        assert ((sends - ends) >= 0.05e9).all()
+        assert ((sends - ends) >= 0.048e9).all()
     assert df.groupby("session").size().max() == 3
 
 

@@ -32,7 +32,7 @@ def _gaps(kind, rate, burstiness, n, key="3:0:gamma"):
     from llmbench.loadgen.driver import arrival_offsets_s
 
     offsets = list(itertools.islice(arrival_offsets_s(rate, key, kind, burstiness), n))
-    return [b - a for a, b in zip([0.0] + offsets, offsets)]
+    return [b - a for a, b in zip([0.0] + offsets, offsets, strict=False)]
 
 
 def _mean_and_cv(gaps):
