@@ -107,6 +107,7 @@ bench: venv
 	$(BIN)/python benchmarks/offered_load.py
 	$(BIN)/python benchmarks/pipeline_overhead.py
 	$(BIN)/python benchmarks/image_resolution.py
+	$(BIN)/python benchmarks/traffic.py
 
 # The compose stack (docker-compose.yaml) end to end: installs the engine and plugins when absent,
 # builds Debian stand-ins for images it cannot pull, up --wait, tests/compose, down -v.

@@ -248,7 +248,7 @@ def validate(target: Target, swept: dict[str, str]) -> dict[str, Any]:
         outcome = validate_results(
             Path(swept["requests_path"]),
             Path(swept["levels_path"]),
-            t.workload.concurrency,
+            t.workload.level_concurrencies(),
             t.validation.max_error_rate,
             t.dir / "validation.json",
             t.workload.arrival_rates_rps,

@@ -596,3 +596,37 @@ def quality_score(suite_scores: list[float]) -> float | None:
 def score_drop(baseline_score: float | None, score: float | None) -> float | None:
     """How far a suite's score falls below the baseline target's (negative: above it)."""
     return None if baseline_score is None or score is None else baseline_score - score
+
+
+def shared_prefix_fraction(shared_prefix_tokens: int, other_input_tokens_mean: float) -> float | None:
+    """The fraction of a request's input tokens that are a shared prefix (workload.shared_prefix_tokens
+    over the whole prompt): what prefix caching can at best skip. None without a prompt."""
+    total = shared_prefix_tokens + other_input_tokens_mean
+    return shared_prefix_tokens / total if total > 0 else None
+
+
+def trace_shared_fraction(
+    hash_ids: Sequence[Sequence[int]], input_lengths: Sequence[int], block_tokens: int
+) -> float | None:
+    """A trace's shared fraction of input tokens: the tokens of blocks (hash ids) an earlier request
+    of the trace already sent, over all input tokens (each request's blocks cut to its length)."""
+    seen: set[int] = set()
+    shared = total = 0
+    for ids, n in zip(hash_ids, input_lengths, strict=True):
+        total += n
+        left = n
+        for h in ids:
+            if left <= 0:
+                break
+            take = min(block_tokens, left)
+            if h in seen:
+                shared += take
+            seen.add(h)
+            left -= take
+    return shared / total if total else None
+
+
+def offered_as_scheduled(send_lag_ms_p99: float | None, bound_ms: float) -> bool | None:
+    """Whether an open-loop level went out on time: its send lateness (send lag: actual send minus
+    scheduled, connecting excluded) p99 within the bound; None without a sent request."""
+    return None if send_lag_ms_p99 is None else send_lag_ms_p99 <= bound_ms

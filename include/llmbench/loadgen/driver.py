@@ -33,9 +33,18 @@ from typing import Any
 from llmbench.backends.base import Endpoint
 from llmbench.lifetime import die_with_parent
 from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
-from llmbench.loadgen.prompts import chat_request_body, make_prompt
+from llmbench.loadgen.prompts import (
+    Prompt,
+    chat_request_body,
+    dataset_prompt,
+    draw_prefix,
+    make_prompt,
+    session_turn_prompt,
+    trace_prompt,
+)
 from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, first_bytes
 from llmbench.schemas import registry
+from llmbench.schemas.dataset import DatasetIndex, DatasetSpec, MultiTurn, Trace
 from llmbench.schemas.records import RequestRecord
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, length_range, sample_length
 
@@ -53,6 +62,39 @@ def poisson_offsets_s(rate_rps: float, key: str) -> Iterator[float]:
     while True:
         t += rng.expovariate(rate_rps)
         yield t
+
+
+def arrival_offsets_s(rate_rps: float, key: str, kind: str = "poisson", burstiness: float = 1.0) -> Iterator[float]:
+    """Arrival times (seconds after the level starts) at a mean of rate_rps, seeded by key. Gaps:
+    poisson, exponential of mean 1 / rate; gamma, of shape k = burstiness and scale 1 / (rate k),
+    so the mean gap is still 1 / rate and its coefficient of variation 1 / sqrt(k) (vLLM's
+    --burstiness: 1 is Poisson, below 1 burstier); constant, 1 / rate each."""
+    if kind == "poisson":
+        yield from poisson_offsets_s(rate_rps, key)
+        return
+    import random
+
+    rng = random.Random(key)
+    scale = 1.0 / (rate_rps * burstiness)
+    t = 0.0
+    while True:
+        t += rng.gammavariate(burstiness, scale) if kind == "gamma" else 1.0 / rate_rps
+        yield t
+
+
+def shaped_offsets_s(offsets: Iterator[float], step_s: float, multipliers: tuple[float, ...]) -> Iterator[float]:
+    """Arrival times under a rate shape: each offset is read as time at the level's base rate and
+    mapped to the clock time by which the shaped rate (multiplier m_k over step k; the last holds)
+    has delivered as much: u = integral of m over [0, t]. A multiplier of 2 halves the gaps, 0 is
+    an idle step. Monotone, so one pass over the steps serves the whole level."""
+    k, t_k, u_k = 0, 0.0, 0.0  # the current step, its start (clock s) and the base time before it
+    last = len(multipliers) - 1
+    for u in offsets:
+        while k < last and u_k + multipliers[k] * step_s < u:
+            u_k += multipliers[k] * step_s
+            t_k += step_s
+            k += 1
+        yield t_k + (u - u_k) / multipliers[k]
 
 
 @dataclass(frozen=True)
@@ -83,12 +125,24 @@ class PoissonArrivals:
     rate_rps: float
     max_in_flight: int
     key: str
+    kind: str = "poisson"  # the gaps: poisson, gamma or constant (arrival_offsets_s)
+    burstiness: float = 1.0  # gamma's shape
+    shape: tuple[float, tuple[float, ...]] | None = None  # (step s, multipliers): shaped_offsets_s
 
     @classmethod
-    def for_level(cls, rate_rps: float, max_in_flight: int, seed: int, first_index: int) -> PoissonArrivals:
+    def for_level(
+        cls,
+        rate_rps: float,
+        max_in_flight: int,
+        seed: int,
+        first_index: int,
+        kind: str = "poisson",
+        burstiness: float = 1.0,
+        shape: tuple[float, tuple[float, ...]] | None = None,
+    ) -> PoissonArrivals:
         """The sweep's schedule for a level: seeded by the workload's seed, the level's first request
         number and its rate, so every level (and repeat) has arrivals of its own."""
-        return cls(rate_rps, max_in_flight, f"{seed}:{first_index}:{rate_rps}")
+        return cls(rate_rps, max_in_flight, f"{seed}:{first_index}:{rate_rps}", kind, burstiness, shape)
 
     @property
     def streams(self) -> int:
@@ -99,10 +153,37 @@ class PoissonArrivals:
         return self.rate_rps
 
     def arrivals(self) -> Iterator[float]:
-        return poisson_offsets_s(self.rate_rps, self.key)
+        offsets = arrival_offsets_s(self.rate_rps, self.key, self.kind, self.burstiness)
+        return offsets if self.shape is None else shaped_offsets_s(offsets, *self.shape)
 
 
-Schedule = ClosedLoop | PoissonArrivals
+@dataclass(frozen=True)
+class TraceArrivals:
+    """Open loop at a trace's own times: request i is due at its row's timestamp x time_scale after
+    the level starts, with the row's lengths and prefix blocks (prompts.trace_prompt), at most
+    `max_in_flight` at once. Records carry worker -1, load mode "trace" and the trace's mean rate."""
+
+    trace: Trace
+    time_scale: float
+    max_in_flight: int
+    block_tokens: int = 512
+
+    @property
+    def streams(self) -> int:
+        return self.max_in_flight
+
+    @property
+    def arrival_rate_rps(self) -> float:
+        """The trace's mean rate as replayed: its requests over its (scaled) span."""
+        span_s = (self.trace.timestamps_ms[-1] - self.trace.timestamps_ms[0]) * self.time_scale / 1000
+        return len(self.trace) / span_s if span_s > 0 else float(len(self.trace))
+
+    def arrivals(self) -> Iterator[float]:
+        t0 = self.trace.timestamps_ms[0]
+        return ((t - t0) * self.time_scale / 1000 for t in self.trace.timestamps_ms)
+
+
+Schedule = ClosedLoop | PoissonArrivals | TraceArrivals
 
 
 # Raw reads a timed-out request hands on (decoded in the record builder, which keeps at most
@@ -182,6 +263,9 @@ async def run_level(
     repeat: int = 0,
     max_response_bytes: int = DEFAULT_BYTES_PER_REQUEST,
     level_concurrency: int | None = None,
+    dataset: tuple[DatasetSpec, DatasetIndex] | None = None,
+    prefixes: tuple[int, str, float] = (1, "uniform", 1.0),
+    multi_turn: MultiTurn | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
 
@@ -195,16 +279,29 @@ async def run_level(
 
     stream_body = registry.wire(endpoint.wire).stream_body  # None: an OpenAI chat body
 
+    trace = schedule if isinstance(schedule, TraceArrivals) else None
+    if trace is not None:  # a trace level is its rows (at most n_requests of them)
+        n_requests = len(trace.trace) if n_requests is None else min(n_requests, len(trace.trace))
+
     def body(i: int) -> bytes:
         idx = first_index + i
-        prompt = make_prompt(
-            seed,
-            idx,
-            sample_length(input_tokens, seed, idx, "input"),
-            sample_length(output_tokens, seed, idx, "output"),
-            shared_prefix_tokens,
-            prompt_style,
-        )
+        if trace is not None:  # request i of the level is row i of the trace
+            prompt = trace_prompt(seed, trace.trace, i, trace.block_tokens)
+        elif dataset is not None:  # the user's own prompts (workload.dataset)
+            prompt = dataset_prompt(*dataset, seed, idx, sample_length(output_tokens, seed, idx, "output"))
+        else:
+            prompt = make_prompt(
+                seed,
+                idx,
+                sample_length(input_tokens, seed, idx, "input"),
+                sample_length(output_tokens, seed, idx, "output"),
+                shared_prefix_tokens,
+                prompt_style,
+                draw_prefix(seed, idx, *prefixes),
+            )
+        return encode(prompt)
+
+    def encode(prompt: Prompt) -> bytes:
         if stream_body is not None:  # the wire's own body (e.g. one whose model is in the URL)
             return json.dumps(stream_body(prompt.text, prompt.system, prompt.max_tokens, endpoint.model)).encode()
         return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
@@ -229,6 +326,10 @@ async def run_level(
     deadline: float | None = None  # closed loop, timed: no request starts after it
     t0_ns = 0  # when the level began (set as it begins)
     max_tokens = length_range(output_tokens)[1]  # no request of the level asks for more
+    if trace is not None:
+        max_tokens = max(trace.trace.output_lengths)
+    if dataset is not None and dataset[0].output == "data" and dataset[1].max_data_tokens:
+        max_tokens = max(max_tokens, dataset[1].max_data_tokens)  # a row's own length may be longer
 
     async def stream(w: int, builder: RecordBuilder) -> None:
         nonlocal over
@@ -242,18 +343,22 @@ async def run_level(
                     return
                 payload = bodies[i] if i < len(bodies) else body(i)
                 due_ns = time.perf_counter_ns()
+                scheduled_ms = None
             else:  # open loop: the next arrival, at its time (late when every stream was busy)
                 async with clock:
                     if over:
                         return
                     i = take()
-                    offset_s = next(arrivals)
-                    if (n_requests is not None and i >= n_requests) or (
-                        duration_s is not None and offset_s >= duration_s
+                    offset_s = next(arrivals, None)  # None: a trace's last row was sent
+                    if (
+                        offset_s is None
+                        or (n_requests is not None and i >= n_requests)
+                        or (duration_s is not None and offset_s >= duration_s)
                     ):
                         over = True
                         return
                     due_ns = t0_ns + int(offset_s * 1e9)
+                    scheduled_ms = offset_s * 1000
                     wait_s = (due_ns - time.perf_counter_ns()) / 1e9
                     if wait_s > 0:
                         await asyncio.sleep(wait_s)
@@ -267,28 +372,96 @@ async def run_level(
                 client, endpoint, payload, timeout_s, max_response_bytes
             )
             # The record is built in the helper process; the stream goes on at once.
-            builder.submit(
-                dict(
-                    concurrency=concurrency,
-                    request_index=first_index + i,
-                    worker=worker,
-                    send_ns=send_ns,
-                    end_ns=end_ns,
-                    # waiting on the client itself; connecting is the server's (or network's) time
-                    send_lag_ns=max(0, send_ns - due_ns - client.connect_ns),
-                    reads=reads,
-                    ended=ended,
-                    ended_detail=ended_detail,
-                    wire=endpoint.wire,
-                    repeat=repeat,
-                    arrival_rate_rps=rate,
-                    send_retried=client.resent_last,
-                    # what the response's usage is checked against (wire.check_usage)
-                    max_tokens=max_tokens,
-                    request_bytes=len(payload),
-                )
-            )
+            submit(
+                builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads, worker=worker,
+                scheduled_ms=scheduled_ms, prefix_id=prefix_of(first_index + i),
+            )  # fmt: skip
             idle.append(client)
+
+    def prefix_of(idx: int) -> int:  # the shared prefix a generated prompt carries (draw_prefix)
+        generated = trace is None and dataset is None and shared_prefix_tokens
+        return draw_prefix(seed, idx, *prefixes) if generated else 0
+
+    def submit(builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads, **extra) -> None:
+        """Hand one exchange to the record builder (the record is built there; the stream goes on)."""
+        builder.submit(
+            dict(
+                concurrency=concurrency,
+                request_index=first_index + i,
+                worker=extra.pop("worker"),
+                send_ns=send_ns,
+                end_ns=end_ns,
+                # waiting on the client itself; connecting is the server's (or network's) time
+                send_lag_ns=max(0, send_ns - due_ns - client.connect_ns),
+                reads=reads,
+                ended=ended,
+                ended_detail=ended_detail,
+                wire=endpoint.wire,
+                repeat=repeat,
+                arrival_rate_rps=rate,
+                send_retried=client.resent_last,
+                # what the response's usage is checked against (wire.check_usage)
+                max_tokens=max_tokens,
+                request_bytes=len(payload),
+                **extra,
+            )
+        )
+
+    sessions = itertools.count()  # multi-turn: this process's next session
+
+    def prepare_session(s: int) -> list[tuple[bytes, int]]:
+        """Session s's turns, built ahead: (body, characters of history it carries) per user turn."""
+        assert dataset is not None and multi_turn is not None
+        spec, index = dataset
+        conv = index.conversation(index.row_of(seed, s, spec.sample == "with_replacement"))
+        turns = []
+        for turn in range(multi_turn.max_turns):
+            out = sample_length(output_tokens, seed, s * 1000 + turn, "output")
+            prompt = session_turn_prompt(conv, turn, out, spec)
+            if prompt is None:
+                break  # past the row's last user turn
+            history = sum(len(text) for role, text in (prompt.messages or ())[:-1] if role != "system")
+            turns.append((encode(prompt), history))
+        return turns
+
+    async def session_stream(w: int, builder: RecordBuilder) -> None:
+        """A multi-turn stream: session after session, each a dataset row's user turns in order on
+        this stream's connection, each turn carrying the turns before it, think_time_s apart. The
+        next session is built while its predecessor's last turn is in flight, so a stream's
+        turnaround holds no file read or encoding."""
+        assert multi_turn is not None
+        client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
+        opened.append(client)
+        s = first_index + next(sessions)
+        turns = prepare_session(s)
+        while True:
+            upcoming: tuple[int, list[tuple[bytes, int]]] | None = None
+            for turn, (payload, history) in enumerate(turns):
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return
+                i = take()
+                if n_requests is not None and i >= n_requests:
+                    return
+                due_ns = time.perf_counter_ns()
+                exchange = send_one(client, endpoint, payload, timeout_s, max_response_bytes)
+                if turn == len(turns) - 1:  # a task only here: the request goes out, then the next session is built
+                    sending = asyncio.create_task(exchange)
+                    await asyncio.sleep(0)
+                    nxt = first_index + next(sessions)
+                    upcoming = (nxt, prepare_session(nxt))
+                    send_ns, end_ns, reads, ended, ended_detail = await sending
+                else:
+                    send_ns, end_ns, reads, ended, ended_detail = await exchange
+                submit(
+                    builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads,
+                    worker=worker_offset + w, session=s, turn_index=turn, history_chars=history,
+                )  # fmt: skip
+                if multi_turn.think_time_s:
+                    await asyncio.sleep(multi_turn.think_time_s)
+            if upcoming is None:  # a row without a turn to send (not after scan): the next one
+                nxt = first_index + next(sessions)
+                upcoming = (nxt, prepare_session(nxt))
+            s, turns = upcoming
 
     async def drive(builder: RecordBuilder) -> None:
         nonlocal deadline, t0_ns
@@ -297,7 +470,7 @@ async def run_level(
         try:
             async with asyncio.TaskGroup() as tasks:
                 for w in range(streams):
-                    tasks.create_task(stream(w, builder))
+                    tasks.create_task((session_stream if multi_turn else stream)(w, builder))
         finally:
             for client in opened:
                 client.close()

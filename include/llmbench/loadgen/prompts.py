@@ -7,10 +7,24 @@ prompt token count is what the results record; the estimate only sizes the reque
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import random
 from dataclasses import dataclass
 
-__all__ = ["Prompt", "TEMPLATE_OVERHEAD_TOKENS", "chat_request_body", "make_prompt"]
+from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, Trace
+
+__all__ = [
+    "Prompt",
+    "TEMPLATE_OVERHEAD_TOKENS",
+    "chat_request_body",
+    "dataset_prompt",
+    "draw_prefix",
+    "make_prompt",
+    "session_turn_prompt",
+    "trace_prompt",
+]
 
 _WORDS = (
     "the of and to in is was for on that with as by at from his her it an are were be this which "
@@ -35,6 +49,10 @@ class Prompt:
     text: str
     max_tokens: int
     system: str | None = None  # the shared prefix, identical across requests
+    # A dataset's request (dataset_prompt): its turns as (role, content), sent as they are (text and
+    # system then hold its last user turn and its system turn, for wires that take one prompt).
+    messages: tuple[tuple[str, str], ...] | None = None
+    ignore_eos: bool = True  # False: the model stops where it would (dataset output: model)
 
 
 def _words(rng: random.Random, n: int) -> str:
@@ -67,6 +85,7 @@ def make_prompt(
     output_tokens: int,
     shared_prefix_tokens: int = 0,
     style: str = "words",
+    prefix_id: int = 0,
 ) -> Prompt:
     """The `index`-th prompt of a seeded workload: same seed and index, same text, always.
 
@@ -76,7 +95,8 @@ def make_prompt(
     style "code-edit": rewrite a seeded piece of code with one rename (Workload.prompt_style).
     """
     rng = random.Random(f"{seed}:{index}")
-    system = _words(random.Random(f"{seed}:system"), shared_prefix_tokens) if shared_prefix_tokens else None
+    key = f"{seed}:system" if prefix_id == 0 else f"{seed}:system:{prefix_id}"
+    system = _words(random.Random(key), shared_prefix_tokens) if shared_prefix_tokens else None
     if style == "code-edit":
         code, old, new = _code(rng, input_tokens - TEMPLATE_OVERHEAD_TOKENS - 20)
         text = _CODE_INSTRUCTION.format(old=old, new=new) + "\n```python\n" + code + "\n```"
@@ -88,13 +108,95 @@ def make_prompt(
 def chat_request_body(prompt: Prompt, model: str = "default") -> dict:
     """OpenAI chat-completions streaming request. `ignore_eos` makes llama-server and vLLM
     generate exactly max_tokens; `include_usage` makes the last chunk carry token counts."""
-    system = [{"role": "system", "content": prompt.system}] if prompt.system else []
+    if prompt.messages is not None:
+        messages = [{"role": role, "content": content} for role, content in prompt.messages]
+    else:
+        system = [{"role": "system", "content": prompt.system}] if prompt.system else []
+        messages = [*system, {"role": "user", "content": prompt.text}]
     return {
         "model": model,
-        "messages": [*system, {"role": "user", "content": prompt.text}],
+        "messages": messages,
         "max_tokens": prompt.max_tokens,
         "temperature": 0.0,
         "stream": True,
         "stream_options": {"include_usage": True},
-        "ignore_eos": True,
+        "ignore_eos": prompt.ignore_eos,
     }
+
+
+def dataset_prompt(spec: DatasetSpec, index: DatasetIndex, seed: int, request_index: int, output_tokens: int) -> Prompt:
+    """Request `request_index` of a dataset workload: its seeded row's first prompt (system turns
+    and the first user turn). Its output length: output_tokens (the workload's draw; with output
+    "model", the cap of a natural stop), or the row's own (output "data")."""
+    row = index.row_of(seed, request_index, spec.sample == "with_replacement")
+    conv = index.conversation(row)
+    turns = conv.first_prompt
+    max_tokens = (conv.first_answer_tokens or output_tokens) if spec.output == "data" else output_tokens
+    system = "\n".join(text for role, text in turns if role == "system") or None
+    return Prompt(
+        index=request_index,
+        text=turns[-1][1],
+        max_tokens=max_tokens,
+        system=system,
+        messages=turns,
+        ignore_eos=spec.output != "model",
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _zipf_cumulative(count: int, s: float) -> tuple[float, ...]:
+    return tuple(itertools.accumulate(1.0 / (k**s) for k in range(1, count + 1)))
+
+
+def draw_prefix(seed: int, index: int, count: int, draw: str = "uniform", zipf_s: float = 1.0) -> int:
+    """Which of `count` shared prefixes request `index` carries (0..count-1), seeded per request.
+    uniform: each alike; zipf: prefix k (0-based) with probability (1 / (k + 1)^s) / H(count, s),
+    the few popular system prompts and the long tail of rare ones that real traffic has."""
+    if count <= 1:
+        return 0
+    rng = random.Random(f"{seed}:prefix:{index}")
+    if draw == "uniform":
+        return rng.randrange(count)
+    cum = _zipf_cumulative(count, zipf_s)
+    return min(count - 1, bisect.bisect_right(cum, rng.random() * cum[-1]))
+
+
+def session_turn_prompt(conv: Conversation, turn: int, output_tokens: int, spec: DatasetSpec) -> Prompt | None:
+    """Turn `turn` (0-based) of a multi-turn session: every turn of the row up to and including its
+    turn-th user turn, the row's own assistant turns as the history. None past its last user turn."""
+    users = conv.user_turns()
+    if turn >= len(users):
+        return None
+    turns = conv.turns[: users[turn] + 1]
+    max_tokens = (conv.answer_tokens(users[turn]) or output_tokens) if spec.output == "data" else output_tokens
+    system = "\n".join(text for role, text in turns if role == "system") or None
+    return Prompt(
+        index=turn,
+        text=turns[-1][1],
+        max_tokens=max_tokens,
+        system=system,
+        messages=turns,
+        ignore_eos=spec.output != "model",
+    )
+
+
+def trace_prompt(seed: int, trace: Trace, row: int, block_tokens: int) -> Prompt:
+    """Row `row` of a trace as a prompt of its input_length: one block of block_tokens words per hash
+    id (the same id, the same words: the prefix the trace says requests share), then words of its
+    own up to the length; it asks for its output_length."""
+    n_words = max(1, trace.input_lengths[row] - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
+    words: list[str] = []
+    for h in trace.hash_ids[row]:
+        if len(words) >= n_words:
+            break
+        words.extend(_block(seed, h, block_tokens))
+    words = words[:n_words]
+    if len(words) < n_words:
+        words.append(_words(random.Random(f"{seed}:trace:{row}"), n_words - len(words)))
+    return Prompt(index=row, text=f"{_INSTRUCTION} {' '.join(words)}", max_tokens=trace.output_lengths[row])
+
+
+@functools.lru_cache(maxsize=4096)
+def _block(seed: int, hash_id: int, block_tokens: int) -> tuple[str, ...]:
+    rng = random.Random(f"{seed}:block:{hash_id}")
+    return tuple(rng.choice(_WORDS) for _ in range(block_tokens))

@@ -12,6 +12,7 @@ page (servermetrics), so the level's row carries its acceptance rate or why it h
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,15 +25,18 @@ from llmbench.backends.base import Endpoint
 from llmbench.loadgen.driver import (
     ClosedLoop,
     PoissonArrivals,
+    TraceArrivals,
     append_line,
     client_processes,
     run_level,
     run_level_split,
     run_loop,
 )
+from llmbench.schemas.dataset import scan as dataset_scan
+from llmbench.schemas.dataset import scan_trace
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
 from llmbench.schemas.slo import Slo
-from llmbench.schemas.workload import Workload
+from llmbench.schemas.workload import Workload, length_mean
 
 ProgressFn = Callable[[str], None]
 
@@ -44,8 +48,14 @@ class SweepResult:
     levels: list[dict[str, Any]]  # the level rows (metrics.summarize_level), as in levels.parquet
 
 
+# One scan per dataset per process (the warm-up, each level's warm-up and the sweep share it).
+_scan = functools.lru_cache(maxsize=4)(dataset_scan)
+
+
 def _level_args(workload: Workload) -> dict[str, Any]:
+    spec = workload.dataset
     return dict(
+        dataset=(spec, _scan(spec)) if spec is not None else None,
         input_tokens=workload.input_tokens,  # a number of tokens, or a distribution (workload.sample_length)
         output_tokens=workload.output_tokens,
         seed=workload.seed,
@@ -53,6 +63,7 @@ def _level_args(workload: Workload) -> dict[str, Any]:
         shared_prefix_tokens=workload.shared_prefix_tokens,
         prompt_style=workload.prompt_style,
         max_response_bytes=workload.max_response_bytes,
+        prefixes=(workload.prefix_count, workload.prefix_draw, workload.prefix_zipf_s),
     )
 
 
@@ -79,6 +90,8 @@ SWEEP_ONLY_COLUMNS = (
     "spec_decode_acceptance_rate",
     "spec_decode_note",
     *metrics.SERVER_METRIC_COLUMNS,
+    "offered_as_scheduled",
+    "shared_prefix_fraction",
 )
 
 
@@ -164,6 +177,19 @@ def run_sweep(
     duration_s = workload.level_duration_s
     # A timed level has no request count; request numbers stay apart across levels all the same.
     n = None if duration_s else workload.requests_per_level
+    trace = None
+    if workload.trace is not None:  # one open-loop level: the trace at its own (scaled) times
+        spec = workload.trace
+        trace = TraceArrivals(scan_trace(spec), spec.time_scale, workload.max_in_flight, spec.block_tokens)
+        levels, rates, n = [workload.max_in_flight], [trace.arrival_rate_rps], len(trace.trace)
+    mode = "trace" if trace is not None else workload.arrivals
+    prefix_fraction = (
+        metrics.trace_shared_fraction(trace.trace.hash_ids, trace.trace.input_lengths, trace.block_tokens)
+        if trace is not None
+        else metrics.shared_prefix_fraction(workload.shared_prefix_tokens, length_mean(workload.input_tokens))
+        if workload.dataset is None
+        else None  # a dataset's own prompts: what they share is theirs, not measured here
+    )
     stride = 10**6 if n is None else n
     repeats = workload.repeats
     common = _level_args(workload)
@@ -188,7 +214,7 @@ def run_sweep(
 
         for li, c in enumerate(levels):
             rate = rates[li] if rates else None
-            extras: dict[str, Any] = {"level_warmup_requests": 0}
+            extras: dict[str, Any] = {"level_warmup_requests": 0, "shared_prefix_fraction": prefix_fraction}
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
             before, why_not = servermetrics.spec_decode_counters(
@@ -197,10 +223,11 @@ def run_sweep(
             sampler = servermetrics.LevelSampler(endpoint.metrics_url, endpoint.headers, endpoint.metrics_note).start()
             say(
                 f"level {li + 1}/{len(levels)}: "
-                + (f"Poisson arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
+                + (f"{mode} arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
                 + (f"{duration_s:g} s" if duration_s else f"{n} requests")
             )
-            procs = 1 if rate else client_processes(c, workload.client_processes)
+            # open loop and multi-turn sessions: one process (a session's turns share its stream)
+            procs = 1 if rate or workload.multi_turn else client_processes(c, workload.client_processes)
             recs: list[RequestRecord] = []
             cpu_s = 0.0
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
@@ -208,6 +235,8 @@ def run_sweep(
                 kwargs = dict(
                     n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
                 )
+                if workload.multi_turn is not None:
+                    kwargs["multi_turn"] = workload.multi_turn
                 if procs > 1:  # closed loop only; each process appends to requests.jsonl itself
                     r_recs, r_cpu = run_level_split(
                         endpoint,
@@ -217,7 +246,21 @@ def run_sweep(
                         **{**kwargs, "on_record": hook_only},
                     )
                 else:
-                    schedule = PoissonArrivals.for_level(rate, c, workload.seed, first) if rate else ClosedLoop(c)
+                    schedule = (
+                        trace
+                        if trace is not None
+                        else PoissonArrivals.for_level(
+                            rate,
+                            c,
+                            workload.seed,
+                            first,
+                            workload.arrivals,
+                            workload.burstiness,
+                            workload.rate_shape.steps() if workload.rate_shape else None,
+                        )
+                        if rate
+                        else ClosedLoop(c)
+                    )
                     r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
                 recs.extend(r_recs)
                 cpu_s += r_cpu
@@ -228,7 +271,12 @@ def run_sweep(
             )
             extras.update(metrics.spec_decode_level(before, after, why_not or why_not_after))
             extras.update(sampler.stop())
-            row = level_row(recs, c, rate, slo, cpu_s, procs, extras)
+            if workload.trace is not None:  # offered as scheduled? (its send lateness p99 within the bound)
+                lags = metrics.distribution((r.send_lag_ms for r in recs), "send_lag_ms")
+                extras["offered_as_scheduled"] = metrics.offered_as_scheduled(
+                    lags["send_lag_ms_p99"], workload.trace.max_lateness_ms_p99
+                )
+            row = level_row(recs, c, rate, slo, cpu_s, procs, extras, mode)
             level_rows.append(row)
             writer.write_table(to_table(recs))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
@@ -267,6 +315,7 @@ def level_row(
     client_cpu_s: float | None = None,
     client_processes: int | None = None,
     measured: dict[str, Any] | None = None,
+    arrivals: str = "poisson",
 ) -> dict[str, Any]:
     """One row of levels.parquet from a level's records (every repeat): metrics.summarize_level,
     the 95 % confidence intervals over its repeats, and how it was driven. The sweep, a rebuild
@@ -286,7 +335,8 @@ def level_row(
         )
     row["client_processes"] = client_processes
     # open loop: the offered load is the level's key, concurrency its in-flight cap
-    row["load_mode"], row["arrival_rate_rps"] = ("poisson", rate) if rate else ("closed", 0.0)
+    # open loop: load_mode names the arrivals' gaps (workload.arrivals: poisson, gamma, constant)
+    row["load_mode"], row["arrival_rate_rps"] = (arrivals, rate) if rate else ("closed", 0.0)
     row.update({k: (measured or {}).get(k) for k in SWEEP_ONLY_COLUMNS})
     return row
 

@@ -230,6 +230,11 @@ def build_record(
     send_retried: bool = False,
     max_tokens: int | None = None,
     request_bytes: int | None = None,
+    session: int = -1,
+    turn_index: int = 0,
+    history_chars: int = 0,
+    prefix_id: int = 0,
+    scheduled_ms: float | None = None,
 ) -> RequestRecord:
     """One request's record from what the hot path captured: the response's bytes as read, on the
     endpoint's wire (registry.WireFormat: SSE, or a framing around it, or a parse of its own).
@@ -289,4 +294,9 @@ def build_record(
         repeat=repeat,
         arrival_rate_rps=arrival_rate_rps,
         send_retried=send_retried,
+        session=session,
+        turn_index=turn_index,
+        history_chars=history_chars,
+        prefix_id=prefix_id,
+        scheduled_ms=scheduled_ms,
     )

@@ -51,6 +51,9 @@ class TargetSpec(_Strict):
     # Why no source prices this target (no catalog or Pricing API price for its type and region):
     # it is then measured without $ figures instead of refused. A price wins once one exists.
     unpriced: str | None = Field(None, min_length=1)
+    # What this target's workload changes from the config's (issue 28: one config, one target per
+    # workload kind on the same server): merged over `workload:` and validated as one (workload_of).
+    workload: dict[str, Any] | None = None
 
     @field_validator("backend")
     @classmethod
@@ -139,6 +142,15 @@ class BenchmarkConfig(_Strict):
         if errors:
             raise ValidationError.from_exception_data(cls.__name__, errors)
         return handler({**data, "sections": sections})
+
+    def workload_of(self, t: TargetSpec) -> Workload:
+        """A target's workload: the config's, with the target's own `workload:` keys over it."""
+        if not t.workload:
+            return self.workload
+        try:
+            return Workload.model_validate({**self.workload.model_dump(exclude_defaults=True), **t.workload})
+        except ValidationError as e:
+            raise ConfigError(_one_line(e, f"targets[{t.id}].workload")) from None
 
     def section(self, spec: BackendSpec) -> Any:
         """A backend's config section (its settings model), or None."""
@@ -303,10 +315,23 @@ def load_config(name_or_path: str) -> BenchmarkConfig:
         raise ConfigError(f"{path.name}: nested too deeply") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path.name}: expected a mapping at the top level")
+    _dataset_beside(raw, path.parent)
     try:
         return BenchmarkConfig.model_validate(raw)
     except ValidationError as e:
         raise ConfigError(_one_line(e, path.name)) from None
+
+
+def _dataset_beside(raw: dict[str, Any], folder: Path) -> None:
+    """A relative workload.dataset.path (or trace.path, rate_shape.file; the config's or a target's) is relative to
+    the config's own folder (where a user keeps their config and their data together), made
+    absolute here, so the plan names the file it read."""
+    workloads = [raw.get("workload")] + [t.get("workload") for t in raw.get("targets") or [] if isinstance(t, dict)]
+    for w in workloads:
+        for key, name in (("dataset", "path"), ("trace", "path"), ("rate_shape", "file")):
+            f = w.get(key) if isinstance(w, dict) else None
+            if isinstance(f, dict) and isinstance(f.get(name), str) and not Path(f[name]).is_absolute():
+                f[name] = str((folder / f[name]).resolve())
 
 
 def load_catalogs() -> dict[str, Any]:

@@ -24,8 +24,9 @@ from llmbench.planning.config import (
     make_run_key,
 )
 from llmbench.schemas import registry
+from llmbench.schemas.dataset import DatasetSummary, scan, scan_trace, summary
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
-from llmbench.schemas.workload import length_mean
+from llmbench.schemas.workload import Workload, length_mean
 
 
 def _estimate(cfg: BenchmarkConfig, kind: str, price: Price, roof: float | None) -> tuple[float, float | None]:
@@ -105,6 +106,34 @@ def _check_vllm_args(targets: list[ResolvedTarget], checks: dict[str, list[str]]
             checks[tid].append(vllmargs.line(x, version, None))
 
 
+def _checked_dataset(w: Workload) -> DatasetSummary | None:
+    """The workload's dataset (or trace) scanned (every line checked, hashed) and what the run
+    records of it; a bad file, or too few rows to draw a level without replacement, is a
+    ConfigError (one line)."""
+    if w.trace is not None:
+        trace = scan_trace(w.trace)  # DatasetError: timestamps going backwards, a malformed line, ...
+        return DatasetSummary(
+            path=str(trace.path),
+            format="mooncake-trace",
+            sha256=trace.sha256,
+            rows_total=len(trace),
+            rows_used=len(trace),
+            filter=None,
+            sample="in order, at its own times" + (f" x {w.trace.time_scale:g}" if w.trace.time_scale != 1 else ""),
+            output="data",
+        )
+    spec = w.dataset
+    if spec is None:
+        return None
+    index = scan(spec)  # DatasetError (a ConfigError) names the file, the line and what is wrong
+    if spec.sample == "without_replacement" and w.requests_per_level > index.rows_used:
+        raise ConfigError(
+            f"dataset {index.path}: {index.rows_used} rows pass the filter, fewer than the {w.requests_per_level} "
+            "requests of a level drawn without replacement"
+        )
+    return summary(spec, index)
+
+
 def plan(
     config_name: str,
     logical_date: date | datetime | str,
@@ -144,6 +173,9 @@ def plan_checked(
             paths.under(run_dir, t.id)
     except ValueError as e:
         raise ConfigError(f"name: {e}") from None
+    # Every target's workload and data first: a bad file refuses the whole run.
+    workloads = {t.id: cfg.workload_of(t) for t in cfg.targets}
+    datasets = {t.id: _checked_dataset(workloads[t.id]) for t in cfg.targets}
     targets: list[ResolvedTarget] = []
     warnings: list[str] = []
     checks: dict[str, list[str]] = {}
@@ -151,8 +183,9 @@ def plan_checked(
         kind = cfg.backend_of(t)
         checked = _Checked()
         checks[t.id] = checked.checks
-        region, price, backend = check_target(cfg, t, cat, checked)
-        hours, usd = _estimate(cfg, kind, price, checked.roofline)
+        own = cfg if workloads[t.id] is cfg.workload else cfg.model_copy(update={"workload": workloads[t.id]})
+        region, price, backend = check_target(own, t, cat, checked)
+        hours, usd = _estimate(own, kind, price, checked.roofline)
         warnings.extend(checked.warnings)
         instance_type = t.instance_type or registry.get(kind).instance_label
         targets.append(
@@ -167,7 +200,7 @@ def plan_checked(
                 model_revision=_pinned_revision(t.serving, kind, cat["models"].get(t.model) or {}),
                 precision=t.precision or "undisclosed",
                 serving=t.serving,
-                workload=cfg.workload,
+                workload=workloads[t.id],
                 validation=cfg.validation,
                 slo=cfg.slo,
                 price=price,
@@ -181,6 +214,7 @@ def plan_checked(
                 estimated_usd=usd,
                 warnings=checked.warnings,
                 quality=cfg.quality,
+                dataset=datasets[t.id],
             )
         )
     if check_vllm_args:

@@ -163,13 +163,14 @@ def recompute_levels(target: ResolvedTarget) -> bool:
         cpu_pct, window_s, procs = m.get("client_cpu_pct"), m.get("window_s"), m.get("client_processes")
         cpu_s = None if cpu_pct is None or cpu_pct != cpu_pct or not window_s else cpu_pct * window_s / 100.0
         kept = {k: None if v != v else v for k, v in m.items()}  # NaN (Parquet's null float) -> None
-        rows.append(level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs, kept))
+        mode = str(m.get("load_mode") or "poisson")  # open loop: its arrivals (poisson, gamma, constant, trace)
+        rows.append(level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs, kept, mode))
     pd.DataFrame(rows).to_parquet(d / "levels.parquet", index=False)
     if (d / "validation.json").exists():
         validate_results(
             requests,
             d / "levels.parquet",
-            target.workload.concurrency,
+            target.workload.level_concurrencies(),
             target.validation.max_error_rate,
             d / "validation.json",
             target.workload.arrival_rates_rps,

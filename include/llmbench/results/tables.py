@@ -76,6 +76,23 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         "raw_dir": str(d),
         **provenance(target),
         **cold_start(target, events),
+        **dataset_columns(target),
+    }
+
+
+def dataset_columns(target: ResolvedTarget) -> dict[str, Any]:
+    """What the target's prompts came from (the dataset as the plan scanned it); NULLs for
+    generated prompts."""
+    d = target.dataset
+    return {
+        "dataset_sha256": d.sha256 if d else None,
+        "dataset_format": d.format if d else None,
+        "dataset_path": d.path if d else None,
+        "dataset_rows_total": d.rows_total if d else None,
+        "dataset_rows_used": d.rows_used if d else None,
+        "dataset_filter": d.filter if d else None,
+        "dataset_sample": d.sample if d else None,
+        "dataset_output": d.output if d else None,
     }
 
 

@@ -49,6 +49,12 @@ class RequestRecord:
     repeat: int = _col("int32")
     arrival_rate_rps: float = _col("float64")  # open loop: the level's Poisson rate; 0: closed loop
     send_retried: bool = _col("bool")  # sent again on a fresh connection (the reused one had closed)
+    # Issue 28 (the user's traffic); defaults: what a record written before them meant.
+    session: int = field(default=-1, metadata={"arrow": "int32"})  # multi-turn: the session; -1 none
+    turn_index: int = field(default=0, metadata={"arrow": "int32"})  # its turn in the session, 0 first
+    history_chars: int = field(default=0, metadata={"arrow": "int32"})  # characters of earlier turns sent with it
+    prefix_id: int = field(default=0, metadata={"arrow": "int32"})  # which shared prefix it carried (draw_prefix)
+    scheduled_ms: float | None = field(default=None, metadata={"arrow": "float64"})  # open loop: due, ms after start
 
     def to_row(self) -> dict[str, Any]:
         """The record as a plain dict, columns in order (a JSON line, a Parquet row)."""
@@ -62,10 +68,12 @@ class RequestRecord:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RequestRecord:
         """A record from a dict with every column (a JSON line, a Parquet row); other keys are ignored."""
-        return cls(**{name: row[name] for name in COLUMNS})
+        return cls(**{name: row[name] for name in COLUMNS if name in row or name not in _DEFAULTED})
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(RequestRecord))
+# Columns a record of an older run may lack (requests.jsonl written before them): their defaults.
+_DEFAULTED = frozenset(("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms"))
 _values = attrgetter(*COLUMNS)
 
 

@@ -16,6 +16,7 @@ from pydantic import Field, SerializeAsAny, StrictInt, WrapValidator, model_vali
 
 from llmbench import paths
 from llmbench.schemas import registry
+from llmbench.schemas.dataset import DatasetSummary
 from llmbench.schemas.registry import BackendTargetBase, ServingBase
 from llmbench.schemas.registry import Strict as _Strict
 from llmbench.schemas.slo import Slo
@@ -278,6 +279,7 @@ class ResolvedTarget(_Strict):
     estimated_usd: float | None  # None: the target has no price (an unpriced openai endpoint)
     warnings: list[str] = Field(default_factory=list)  # plan-time warnings about this target
     quality: QualitySettings | None = None  # None: the config has no quality stage
+    dataset: DatasetSummary | None = None  # the workload's dataset as scanned at plan time (issue 28)
 
     @property
     def backend_kind(self) -> str:

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from llmbench import paths
+from llmbench.schemas.dataset import DatasetSpec, MultiTurn, TraceSpec
 
 
 class _Strict(BaseModel):
@@ -54,6 +55,46 @@ class LengthDist(_Strict):
                 raise ValueError(f"empirical lengths file {path}: needs positive integers, one per line")
             object.__setattr__(self, "values", values)
         return self
+
+
+class RateShape(_Strict):
+    """An open-loop level's rate over time, as multipliers of its arrival rate: `per_minute` (one a
+    minute, given here or one a line in `file`, relative to the config's folder; 0 is an idle
+    minute; the last one holds) or a linear `ramp_s` from `ramp_from` x the rate to the full rate.
+    Arrivals keep their kind (poisson, gamma, constant) in the shape's own time: a multiplier of 2
+    sends the same draws twice as fast (driver.shaped_offsets_s)."""
+
+    per_minute: list[Annotated[float, Field(ge=0, le=1000)]] | None = Field(None, min_length=1, max_length=10_000)
+    file: str | None = None
+    ramp_s: float | None = Field(None, gt=0, le=86_400.0)
+    ramp_from: float = Field(0.1, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _one(self) -> RateShape:
+        given = [k for k in ("per_minute", "file", "ramp_s") if getattr(self, k) is not None]
+        if len(given) != 1 and not (given == ["per_minute", "file"]):
+            raise ValueError(f"give one of per_minute, file or ramp_s, got {given or 'none'}")
+        if self.file is not None and self.per_minute is None:
+            path = Path(self.file) if Path(self.file).is_absolute() else paths.CONFIG_DIR / self.file
+            try:
+                values = [float(x) for x in path.read_text().split()]
+            except (OSError, ValueError) as e:
+                raise ValueError(f"rate shape file {path}: {e}") from None
+            if not values or min(values) < 0:
+                raise ValueError(f"rate shape file {path}: needs multipliers >= 0, one per line")
+            object.__setattr__(self, "per_minute", values)
+        if self.per_minute is not None and not self.per_minute[-1] > 0:
+            raise ValueError("the last per-minute multiplier holds to the level's end: it must be > 0")
+        return self
+
+    def steps(self) -> tuple[float, tuple[float, ...]]:
+        """(step seconds, multiplier of each step): per minute, or a ramp in 1 s steps (the last holds)."""
+        if self.per_minute is not None:
+            return 60.0, tuple(self.per_minute)
+        n = max(1, round(float(self.ramp_s)))  # type: ignore[arg-type]
+        return float(self.ramp_s) / n, tuple(  # type: ignore[arg-type]
+            self.ramp_from + (1 - self.ramp_from) * (k + 0.5) / n for k in range(n)
+        ) + (1.0,)
 
 
 # Workloads of the seeds, by name: `workload: {preset: seed-002, requests_per_level: 8}`; what
@@ -163,6 +204,35 @@ class Workload(_Strict):
         description="open loop instead: Poisson arrival rates, requests/s, one level each (e.g. 0.5,1,2)",
     )
     max_in_flight: StrictInt = Field(256, ge=1, le=MAX_CONCURRENCY, description="open loop: requests in flight at most")
+    # Issue 28: the user's own traffic. Gaps between open-loop arrivals: exponential (Poisson),
+    # gamma of shape `burstiness` (vLLM's --burstiness: 1 is Poisson, below 1 burstier, above 1
+    # steadier; the mean gap stays 1 / rate) or constant (1 / rate each).
+    arrivals: Literal["poisson", "gamma", "constant"] = Field(
+        "poisson", description="open loop: inter-arrival times, poisson, gamma (shape burstiness) or constant"
+    )
+    burstiness: float = Field(
+        1.0, gt=0, le=100, description="open loop, gamma arrivals: the gamma shape (1: Poisson; < 1: burstier)"
+    )
+    rate_shape: RateShape | None = Field(
+        None, description="open loop: each level's rate over time, per-minute multipliers or a ramp"
+    )
+    dataset: DatasetSpec | None = Field(
+        None, description="prompts from a file (openai / sharegpt JSONL, or text) instead of generated word lists"
+    )
+    multi_turn: MultiTurn | None = Field(
+        None, description="closed loop, with a dataset: each row a session, turn by turn on one stream, history carried"
+    )
+    trace: TraceSpec | None = Field(
+        None, description="one open-loop level replaying a Mooncake JSONL trace at its own (scaled) times"
+    )
+    # Prefix reuse you can dial: K distinct shared prefixes of shared_prefix_tokens each; a request
+    # draws one, uniformly or by Zipf (prefix k with weight 1 / k^s), so prefix caching has
+    # something to hit (K = 1: every request shares one, as seed 002's system prompt).
+    prefix_count: StrictInt = Field(
+        1, ge=1, le=100_000, description="distinct shared prefixes (of shared_prefix_tokens each) requests draw from"
+    )
+    prefix_draw: Literal["uniform", "zipf"] = Field("uniform", description="how a request draws its shared prefix")
+    prefix_zipf_s: float = Field(1.0, gt=0, le=10, description="Zipf exponent s of prefix_draw zipf")
 
     @field_validator("arrival_rates_rps")
     @classmethod
@@ -183,6 +253,33 @@ class Workload(_Strict):
                 "warmup_each_level warms closed-loop levels (each stream of a level sends that many requests "
                 "first); an open-loop workload (arrival_rates_rps) has no streams to warm: set it to 0"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _arrivals_open_loop(self) -> Workload:
+        if (self.arrivals != "poisson" or self.burstiness != 1.0) and not self.arrival_rates_rps:
+            raise ValueError("arrivals and burstiness shape open-loop levels: set arrival_rates_rps too")
+        if self.rate_shape is not None and not self.arrival_rates_rps:
+            raise ValueError("rate_shape shapes open-loop levels: set arrival_rates_rps too")
+        if self.burstiness != 1.0 and self.arrivals != "gamma":
+            raise ValueError(f"burstiness is the gamma shape: set arrivals: gamma (not {self.arrivals})")
+        return self
+
+    def level_concurrencies(self) -> list[int]:
+        """The concurrency keys of the levels a sweep runs (what validation expects): the closed-loop
+        levels, or a trace's one level at its in-flight cap."""
+        return [self.max_in_flight] if self.trace is not None else list(self.concurrency)
+
+    @model_validator(mode="after")
+    def _traffic_kinds(self) -> Workload:
+        if self.multi_turn and not self.dataset:
+            raise ValueError("multi_turn sends a dataset's conversations: set dataset too")
+        if self.multi_turn and self.arrival_rates_rps:
+            raise ValueError("multi_turn sessions run on closed-loop streams: leave arrival_rates_rps unset")
+        if self.trace and (self.dataset or self.arrival_rates_rps):
+            raise ValueError("a trace brings its own lengths and times: leave dataset and arrival_rates_rps unset")
+        if self.prefix_count > 1 and not self.shared_prefix_tokens:
+            raise ValueError("prefix_count shared prefixes of shared_prefix_tokens each: set shared_prefix_tokens")
         return self
 
     @model_validator(mode="before")

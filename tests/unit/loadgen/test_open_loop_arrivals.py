@@ -26,3 +26,60 @@ def test_gaps_are_exponential_with_mean_one_over_rate():
     assert 0.95 < statistics.stdev(gaps) / mean < 1.05
     # memoryless: P(gap > mean) = e^-1
     assert abs(sum(g > mean for g in gaps) / len(gaps) - 0.3679) < 0.02
+
+
+def _gaps(kind, rate, burstiness, n, key="3:0:gamma"):
+    from llmbench.loadgen.driver import arrival_offsets_s
+
+    offsets = list(itertools.islice(arrival_offsets_s(rate, key, kind, burstiness), n))
+    return [b - a for a, b in zip([0.0] + offsets, offsets, strict=False)]
+
+
+def _mean_and_cv(gaps):
+    # by hand: mean = sum / n; CV = sqrt(sum of squared deviations / (n - 1)) / mean
+    n = len(gaps)
+    mean = sum(gaps) / n
+    var = sum((g - mean) ** 2 for g in gaps) / (n - 1)
+    return mean, var**0.5 / mean
+
+
+def test_gamma_gaps_keep_the_mean_and_their_cv_is_one_over_root_burstiness():
+    # shape k, scale 1 / (rate k): mean k * 1 / (rate k) = 1 / rate; sd sqrt(k) / (rate k); CV 1 / sqrt(k)
+    for burstiness, want_cv in ((0.25, 2.0), (1.0, 1.0), (4.0, 0.5)):
+        mean, cv = _mean_and_cv(_gaps("gamma", 10.0, burstiness, 40000))
+        assert abs(mean - 0.1) < 0.1 * 0.04, (burstiness, mean)
+        assert abs(cv - want_cv) < want_cv * 0.05, (burstiness, cv)
+
+
+def test_burstier_arrivals_bunch_up_and_constant_ones_do_not():
+    bursty = _gaps("gamma", 10.0, 0.25, 20000)
+    # burstier: far more gaps below a tenth of the mean than an exponential's 1 - e^-0.1 = 9.5 %
+    assert sum(g < 0.01 for g in bursty) / len(bursty) > 0.3
+    constant = _gaps("constant", 10.0, 1.0, 100)
+    mean, cv = _mean_and_cv(constant)
+    assert abs(mean - 0.1) < 1e-9 and cv < 1e-6
+
+
+def test_a_per_minute_shape_speeds_up_idles_and_holds_its_last_multiplier():
+    from llmbench.loadgen.driver import arrival_offsets_s, shaped_offsets_s
+
+    base = list(itertools.islice(arrival_offsets_s(1.0, "k", "constant"), 200))  # 1, 2, ... 200 s
+    shaped = list(shaped_offsets_s(iter(base), 60.0, (1.0, 0.0, 2.0)))
+    # minute 1 at the base rate (t = u); minute 2 idle; then twice as fast: t = 120 + (u - 60) / 2
+    assert shaped[:60] == base[:60]
+    assert shaped[60] == 120.5 and shaped[119] == 150.0 and shaped[199] == 190.0
+    assert not any(60 < t < 120 for t in shaped)  # nothing sent in the idle minute
+
+
+def test_a_ramp_rises_from_its_fraction_to_the_full_rate():
+    from llmbench.schemas.workload import RateShape
+
+    step_s, mult = RateShape(ramp_s=10, ramp_from=0.2).steps()
+    assert step_s == 1.0 and len(mult) == 11 and mult[-1] == 1.0
+    assert abs(mult[0] - 0.24) < 1e-9 and all(a < b for a, b in zip(mult, mult[1:], strict=False))
+    # over the ramp the shape delivers its mean multiplier (0.6) of the base rate's arrivals
+    from llmbench.loadgen.driver import arrival_offsets_s, shaped_offsets_s
+
+    times = list(itertools.islice(shaped_offsets_s(arrival_offsets_s(100.0, "r", "constant"), step_s, mult), 2000))
+    in_ramp = sum(t < 10 for t in times)
+    assert abs(in_ramp - 0.6 * 100 * 10) <= 2

@@ -51,6 +51,40 @@ def price_basis_line(basis: str, input_mean: float, output_mean: float) -> str:
     )
 
 
+def traffic_lines(t) -> list[str]:
+    """What a target's traffic is, where it is more than generated prompts: its dataset or trace
+    (path, format, sha256, rows, filter, draw), its sessions, its arrivals, its shared prefixes."""
+    w, d, lines = t.workload, t.dataset, []
+    if d is not None:
+        lines.append(
+            f"data {d.path} ({d.format}, sha256 {d.sha256}): {d.rows_used} of {d.rows_total} rows used"
+            f" (filter: {d.filter or 'none'}), {d.sample.replace('_', ' ')}, output length from {d.output}"
+        )
+    if w.multi_turn is not None:
+        lines.append(
+            f"multi-turn: each row a session on one stream, up to {w.multi_turn.max_turns} turns, "
+            f"{w.multi_turn.think_time_s:g} s think time, concurrency {w.concurrency}, "
+            f"{w.requests_per_level} turns/level"
+        )
+    if w.trace is not None:
+        lines.append(
+            f"trace replay: open loop at its own times x {w.trace.time_scale:g}, at most {w.max_in_flight} "
+            f"in flight; not offered as scheduled if send lateness p99 > {w.trace.max_lateness_ms_p99:g} ms"
+        )
+    if w.arrival_rates_rps:
+        shape = f" of burstiness {w.burstiness:g}" if w.arrivals == "gamma" else ""
+        lines.append(f"open loop: {w.arrivals} arrivals{shape} at {w.arrival_rates_rps} req/s")
+        if w.rate_shape is not None:
+            step_s, mult = w.rate_shape.steps()
+            lines.append(
+                f"rate shape: x{', x'.join(f'{m:g}' for m in mult[:12])}{' ...' if len(mult) > 12 else ''}"
+                f" every {step_s:g} s (the last holds)"
+            )
+    if w.prefix_count > 1:
+        lines.append(f"{w.prefix_count} shared prefixes of {w.shared_prefix_tokens} tokens, {w.prefix_draw} draw")
+    return lines
+
+
 def _usd(usd: float | None) -> str:
     """An estimated cost: cents for most targets, more digits below a cent (per-token APIs)."""
     if usd is None:
@@ -89,6 +123,8 @@ def run(a: argparse.Namespace) -> int:
     )
     for t in planned.targets:
         print(f"\n  {t.target_id} ({t.backend_kind}, {t.region}): {t.label}")
+        for line in traffic_lines(t):
+            print(f"    {line}")
         for outcome in checks[t.target_id]:
             print(f"    {outcome}")
         cost = f"${_usd(t.estimated_usd)}" if t.estimated_usd is not None else "- (no price)"
