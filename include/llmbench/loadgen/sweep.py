@@ -22,6 +22,7 @@ from typing import Any
 from llmbench.analysis import metrics
 from llmbench.backends import servermetrics
 from llmbench.backends.base import Endpoint
+from llmbench.loadgen import tokenizer
 from llmbench.loadgen.driver import (
     ClosedLoop,
     PoissonArrivals,
@@ -52,9 +53,15 @@ class SweepResult:
 _scan = functools.lru_cache(maxsize=4)(dataset_scan)
 
 
-def _level_args(workload: Workload) -> dict[str, Any]:
+def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
     spec = workload.dataset
+    # The served model's token counts size generated and trace prompts where the server can
+    # tokenize (measured once per process); a dataset's or code-edit's prompts are what they are.
+    sized = spec is None and workload.prompt_style == "words"
     return dict(
+        sizing=tokenizer.sizing_for(endpoint, workload.seed, workload.shared_prefix_tokens, workload.prefix_count)
+        if sized
+        else None,
         dataset=(spec, _scan(spec)) if spec is not None else None,
         input_tokens=workload.input_tokens,  # a number of tokens, or a distribution (workload.sample_length)
         output_tokens=workload.output_tokens,
@@ -144,7 +151,7 @@ def run_warmup(
             n_requests=n,
             first_index=-n,
             on_record=_warmup_sink(out_dir, "initial"),
-            **_level_args(workload),
+            **_level_args(workload, endpoint),
         )
     )
     failed = [r for r in recs if not r.ok]
@@ -192,7 +199,7 @@ def run_sweep(
     )
     stride = 10**6 if n is None else n
     repeats = workload.repeats
-    common = _level_args(workload)
+    common = _level_args(workload, endpoint)
     jsonl_path = out_dir / "requests.jsonl"
     requests_path = out_dir / "requests.parquet"
     levels_path = out_dir / "levels.parquet"
@@ -301,7 +308,7 @@ def _warm_level(endpoint: Endpoint, workload: Workload, li: int, c: int, out_dir
             n_requests=n,
             first_index=-(li + 1) * LEVEL_WARMUP_STRIDE,
             on_record=_warmup_sink(out_dir, "level"),
-            **_level_args(workload),
+            **_level_args(workload, endpoint),
         )
     )
     return len(recs)

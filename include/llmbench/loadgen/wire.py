@@ -235,6 +235,7 @@ def build_record(
     history_chars: int = 0,
     prefix_id: int = 0,
     scheduled_ms: float | None = None,
+    input_tokens_client: int | None = None,
 ) -> RequestRecord:
     """One request's record from what the hot path captured: the response's bytes as read, on the
     endpoint's wire (registry.WireFormat: SSE, or a framing around it, or a parse of its own).
@@ -299,4 +300,5 @@ def build_record(
         history_chars=history_chars,
         prefix_id=prefix_id,
         scheduled_ms=scheduled_ms,
+        input_tokens_client=input_tokens_client,
     )

@@ -55,6 +55,9 @@ class RequestRecord:
     history_chars: int = field(default=0, metadata={"arrow": "int32"})  # characters of earlier turns sent with it
     prefix_id: int = field(default=0, metadata={"arrow": "int32"})  # which shared prefix it carried (draw_prefix)
     scheduled_ms: float | None = field(default=None, metadata={"arrow": "float64"})  # open loop: due, ms after start
+    # Issue 28 item 6: the prompt's tokens as the client counted them with the served model's
+    # tokenizer (input_tokens is the server's count); None: not counted (words ~ tokens sizing).
+    input_tokens_client: int | None = field(default=None, metadata={"arrow": "int32"})
 
     def to_row(self) -> dict[str, Any]:
         """The record as a plain dict, columns in order (a JSON line, a Parquet row)."""
@@ -73,7 +76,7 @@ class RequestRecord:
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(RequestRecord))
 # Columns a record of an older run may lack (requests.jsonl written before them): their defaults.
-_DEFAULTED = frozenset(("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms"))
+_DEFAULTED = frozenset(("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms", "input_tokens_client"))
 _values = attrgetter(*COLUMNS)
 
 
