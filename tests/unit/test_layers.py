@@ -41,7 +41,8 @@ def test_warehouse_requests_table_has_the_records_columns_and_types(tmp_path):
 def test_the_parquet_schema_is_the_records_fields_in_order_and_a_json_line_round_trips():
     assert request_schema().names == list(COLUMNS) == list(RequestRecord.__dataclass_fields__)
     assert len(COLUMNS) == 30 and COLUMNS[21:24] == ("repeat", "arrival_rate_rps", "send_retried")
-    assert COLUMNS[24:] == ("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms", "input_tokens_client")
+    assert COLUMNS[24:29] == ("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms")
+    assert COLUMNS[29:] == ("input_tokens_client",)
     rec = RequestRecord(
         concurrency=4, request_index=7, worker=-1, ok=True, error_kind=None, error_detail=None, http_status=200,
         send_ns=10, first_content_ns=20, end_ns=40, send_lag_ms=0.25, ttft_ms=1e-5, e2e_ms=3e-5, tpot_ms=1e-5,

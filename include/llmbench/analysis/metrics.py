@@ -131,7 +131,11 @@ def input_tokens_client_minus_server_mean(records: Sequence[RequestRecord]) -> f
     """Mean of (the client's count of a prompt with the served model's tokenizer - the server's
     reported usage.prompt_tokens) over the records that have both: how far the sizing missed;
     None when no prompt was counted (words ~ tokens) or no usage was reported."""
-    diffs = [r.input_tokens_client - r.input_tokens for r in records if r.input_tokens_client is not None and r.input_tokens is not None]
+    diffs = [
+        r.input_tokens_client - r.input_tokens
+        for r in records
+        if r.input_tokens_client is not None and r.input_tokens is not None
+    ]
     return float(np.mean(diffs)) if diffs else None
 
 

@@ -60,15 +60,16 @@ class WordSizing:
     system_tokens: tuple[int, ...]  # by prefix id; () when the workload has no shared prefix
     word_tokens: tuple[int, ...]  # tokens of " " + WORDS[k]
 
+    @functools.cached_property
     def table(self) -> dict[str, int]:
+        """Tokens of each word (with its leading space), by word."""
         return dict(zip(WORDS, self.word_tokens, strict=True))
 
     def fit(self, words: list[str], target_tokens: int, fixed_tokens: int) -> tuple[int, int]:
         """(how many of `words`, from the first, bring fixed_tokens + their tokens closest to
         target_tokens without passing it, that count): a binary search over the running sum.
         At least one word; `words` must be long enough (each word is at least one token)."""
-        table = self.table()
-        cum = list(itertools.accumulate((table[w] for w in words), initial=fixed_tokens))
+        cum = list(itertools.accumulate(map(self.table.__getitem__, words), initial=fixed_tokens))
         n = max(1, bisect.bisect_right(cum, target_tokens) - 1)
         return n, cum[n]
 

@@ -79,12 +79,16 @@ def measure_word_sizing(tok: Tokenizer, seed: int, shared_prefix_tokens: int, pr
     probe = make_prompt(seed, 1, PROBE_WORDS, 1, shared_prefix_tokens, sizing=sizing)
     served = tok.count_prompt(probe)
     if served != probe.input_tokens_client:
-        raise ValueError(f"token counts do not add up: the server counts {served}, the word table {probe.input_tokens_client}")
+        raise ValueError(
+            f"token counts do not add up: the server counts {served}, the word table {probe.input_tokens_client}"
+        )
     return sizing
 
 
 @functools.lru_cache(maxsize=8)
-def _measured(root_url: str, headers: tuple[tuple[str, str], ...], seed: int, shared: int, count: int) -> WordSizing | None:
+def _measured(
+    root_url: str, headers: tuple[tuple[str, str], ...], seed: int, shared: int, count: int
+) -> WordSizing | None:
     try:
         return measure_word_sizing(LlamaServerTokenizer(root_url, dict(headers)), seed, shared, count)
     except (OSError, ValueError, KeyError, TypeError):  # no tokenize endpoint, or one that does not add up
@@ -99,4 +103,3 @@ def sizing_for(endpoint: Endpoint, seed: int, shared_prefix_tokens: int, prefix_
         return None
     root = endpoint.url.split("/v1/", 1)[0]
     return _measured(root, tuple(sorted(endpoint.headers.items())), seed, shared_prefix_tokens, prefix_count)
-

@@ -38,7 +38,7 @@ class MergingTokenizer(WordPieceTokenizer):
 
 def test_the_word_table_is_measured_from_the_tokenizer():
     sizing = measure_word_sizing(WordPieceTokenizer(), seed=3, shared_prefix_tokens=40, prefix_count=2)
-    assert {w for w, n in sizing.table().items() if n == 2} == TWO_TOKEN_WORDS & set(WORDS)
+    assert {w for w, n in sizing.table.items() if n == 2} == TWO_TOKEN_WORDS & set(WORDS)
     instruction = len("Continue this list of words with more words:".split())
     assert sizing.base_tokens == TEMPLATE_TOKENS + instruction
     tok = WordPieceTokenizer()
@@ -80,9 +80,11 @@ def test_the_binary_search_takes_the_longest_run_of_words_within_the_target():
 
 def test_trace_rows_are_sized_to_their_input_length_and_keep_their_shared_blocks(tmp_path):
     path = tmp_path / "trace.jsonl"
-    rows = [{"timestamp": 0, "input_length": 300, "output_length": 5, "hash_ids": [1, 2]},
-            {"timestamp": 10, "input_length": 300, "output_length": 5, "hash_ids": [1, 3]},
-            {"timestamp": 20, "input_length": 97, "output_length": 5}]
+    rows = [
+        {"timestamp": 0, "input_length": 300, "output_length": 5, "hash_ids": [1, 2]},
+        {"timestamp": 10, "input_length": 300, "output_length": 5, "hash_ids": [1, 3]},
+        {"timestamp": 20, "input_length": 97, "output_length": 5},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     trace = scan_trace(TraceSpec(path=str(path)))
     tok = WordPieceTokenizer()
