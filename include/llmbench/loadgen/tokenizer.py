@@ -9,8 +9,8 @@ what our generated prompts are made of (each word's tokens, the template and ins
 them, each shared system prompt) and checks that those add up to the server's own count of a
 probe prompt; sizing is then arithmetic (prompts.WordSizing), done before a level's clock starts.
 
-Paths with no tokenize endpoint (SageMaker, Bedrock, a hosted OpenAI API, vLLM until its
-/tokenize is wired here) keep the words ~ tokens estimate, and their records carry no client count.
+Paths with no tokenize endpoint (a managed runtime, a hosted OpenAI API, vLLM until its /tokenize
+is wired here) keep the words ~ tokens estimate, and their records carry no client count.
 """
 
 from __future__ import annotations
