@@ -57,7 +57,7 @@ def test_seed_presets_land_on_their_input_lengths_in_the_servers_count(long_cont
     assert max(misses) <= 0.01, list(zip(asked, served, strict=True))
     assert rq["input_tokens_client"].tolist() == served  # the client counted what the server did
     (level,) = result.levels
-    assert level["input_tokens_client_minus_server_mean"] == 0.0
+    assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "tokenizer"
     print(f"{preset}: asked {asked}, served {served}, max miss {max(misses):.4%}")
 
 
@@ -70,3 +70,4 @@ def test_a_server_without_tokenize_keeps_the_words_estimate(tmp_path):
     rq = pd.read_parquet(result.requests_path)
     assert rq["ok"].all() and rq["input_tokens_client"].isna().all()
     assert result.levels[0]["input_tokens_client_minus_server_mean"] is None
+    assert result.levels[0]["prompt_sizing"] == "words"

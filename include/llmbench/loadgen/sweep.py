@@ -99,6 +99,7 @@ SWEEP_ONLY_COLUMNS = (
     *metrics.SERVER_METRIC_COLUMNS,
     "offered_as_scheduled",
     "shared_prefix_fraction",
+    "prompt_sizing",
 )
 
 
@@ -200,6 +201,8 @@ def run_sweep(
     stride = 10**6 if n is None else n
     repeats = workload.repeats
     common = _level_args(workload, endpoint)
+    # what sized the prompts: the served model's tokenizer, the words ~ tokens estimate, or a dataset's own
+    prompt_sizing = "dataset" if workload.dataset else "tokenizer" if common["sizing"] is not None else "words"
     jsonl_path = out_dir / "requests.jsonl"
     requests_path = out_dir / "requests.parquet"
     levels_path = out_dir / "levels.parquet"
@@ -221,7 +224,11 @@ def run_sweep(
 
         for li, c in enumerate(levels):
             rate = rates[li] if rates else None
-            extras: dict[str, Any] = {"level_warmup_requests": 0, "shared_prefix_fraction": prefix_fraction}
+            extras: dict[str, Any] = {
+                "level_warmup_requests": 0,
+                "shared_prefix_fraction": prefix_fraction,
+                "prompt_sizing": prompt_sizing,
+            }
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
             before, why_not = servermetrics.spec_decode_counters(
