@@ -56,7 +56,7 @@ _scan = functools.lru_cache(maxsize=4)(dataset_scan)
 def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
     spec = workload.dataset
     # The served model's token counts size generated and trace prompts where the server can
-    # tokenize (measured once per process); a dataset's or code-edit's prompts are what they are.
+    # tokenize (measured before the levels); a dataset's or code-edit's prompts are what they are.
     sized = spec is None and workload.prompt_style == "words"
     return dict(
         sizing=tokenizer.sizing_for(endpoint, workload.seed, workload.shared_prefix_tokens, workload.prefix_count)

@@ -15,7 +15,6 @@ is wired here) keep the words ~ tokens estimate, and their records carry no clie
 
 from __future__ import annotations
 
-import functools
 import json
 import urllib.error
 import urllib.request
@@ -85,21 +84,15 @@ def measure_word_sizing(tok: Tokenizer, seed: int, shared_prefix_tokens: int, pr
     return sizing
 
 
-@functools.lru_cache(maxsize=8)
-def _measured(
-    root_url: str, headers: tuple[tuple[str, str], ...], seed: int, shared: int, count: int
-) -> WordSizing | None:
-    try:
-        return measure_word_sizing(LlamaServerTokenizer(root_url, dict(headers)), seed, shared, count)
-    except (OSError, ValueError, KeyError, TypeError):  # no tokenize endpoint, or one that does not add up
-        return None
-
-
 def sizing_for(endpoint: Endpoint, seed: int, shared_prefix_tokens: int, prefix_count: int) -> WordSizing | None:
-    """The WordSizing of a workload's generated prompts on `endpoint`, measured once per process;
+    """The WordSizing of a workload's generated prompts on `endpoint`, measured now (each sweep and
+    warm-up measures its own: a port may serve another model by the next run, ~0.1 s a time);
     None where the endpoint cannot tokenize (a wire other than OpenAI chat over HTTP, a signed
     runtime, a server without /apply-template and /tokenize): words ~ tokens then."""
     if endpoint.wire != "sse" or endpoint.signer is not None or "/v1/" not in endpoint.url:
         return None
-    root = endpoint.url.split("/v1/", 1)[0]
-    return _measured(root, tuple(sorted(endpoint.headers.items())), seed, shared_prefix_tokens, prefix_count)
+    tok = LlamaServerTokenizer(endpoint.url.split("/v1/", 1)[0], endpoint.headers)
+    try:
+        return measure_word_sizing(tok, seed, shared_prefix_tokens, prefix_count)
+    except (OSError, ValueError, KeyError, TypeError):  # no tokenize endpoint, or one that does not add up
+        return None
