@@ -149,6 +149,8 @@ def plan_checked(
                 estimated_usd=usd,
                 warnings=checked.warnings,
                 quality=cfg.quality,
+                # hourly paths only: a per-token API has no instance whose capacity matters
+                capacity=cfg.capacity if price.basis == "per_hour" else None,
             )
         )
     run = RunPlan(
@@ -165,6 +167,7 @@ def plan_checked(
         targets=targets,
         price_basis=cfg.price_basis,
         reference=cfg.reference,
+        traffic=cfg.traffic,
     )
     if write:
         run_dir.mkdir(parents=True, exist_ok=True)
