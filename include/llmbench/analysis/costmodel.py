@@ -12,7 +12,7 @@ the month (730 hours, pricing.HOURS_PER_MONTH); growth multiplies each month's l
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from llmbench.analysis.pricing import HOURS_PER_MONTH, SECONDS_PER_HOUR
@@ -275,40 +275,46 @@ def break_even_daily_output_tokens(
     high: float,
     rel_tol: float = 1e-12,
 ) -> list[float]:
-    """Every daily volume of output tokens in [low, high] at which the two paths cost the same:
-    the curve is sampled at 200 geometric steps and each sign change of (hourly - per-token)
-    bisected to rel_tol. Empty when one path is cheaper throughout (or the hourly path has no
-    capacity at the SLO)."""
+    """Every daily volume of output tokens in [low, high] at which the two paths cost the same,
+    lowest first: the curve is sampled at 200 geometric steps and each sign change of (hourly -
+    per-token) bisected to rel_tol. Only volumes the hourly path serves within the SLO count (past
+    its policy's maximum its cost stops growing, and a crossing there would be no answer). An
+    autoscaled path's cost steps, so there may be several; empty when one path is cheaper
+    throughout (or the hourly path has no capacity at the SLO)."""
     if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
         raise InputError(f"cost model: break-even range [{low!r}, {high!r}] must be finite with 0 < low < high")
 
     def diff(v: float) -> float | None:
-        pt = break_even_curve(profile, hourly, per_token, [v])[0]
-        return None if pt.hourly_usd is None else pt.hourly_usd - pt.per_token_usd
+        p = _scaled(profile, v)
+        h = cost_hourly_path(p, hourly)
+        if h.monthly_usd is None or not h.meets_slo:
+            return None
+        return h.monthly_usd - (cost_per_token_path(p, per_token).monthly_usd or 0.0)
 
     grid = [low * (high / low) ** (i / 199) for i in range(200)]
-    crossings = []
+    crossings: list[float] = []
     prev_v, prev_d = grid[0], diff(grid[0])
-    if prev_d is None:
-        return []
     for v in grid[1:]:
         d = diff(v)
-        assert d is not None
-        if prev_d == 0:
-            crossings.append(prev_v)
-        elif (prev_d > 0) != (d > 0) and d != 0:
-            a, b, da = prev_v, v, prev_d
-            while b - a > rel_tol * b:
-                m = (a + b) / 2
-                dm = diff(m)
-                assert dm is not None
-                if dm == 0:
-                    a = b = m
-                    break
-                if (dm > 0) == (da > 0):
-                    a, da = m, dm
-                else:
-                    b = m
-            crossings.append((a + b) / 2)
+        if prev_d is not None and d is not None:
+            if prev_d == 0:
+                crossings.append(prev_v)
+            elif d != 0 and (prev_d > 0) != (d > 0):
+                crossings.append(_bisect(diff, prev_v, v, prev_d, rel_tol))
         prev_v, prev_d = v, d
     return crossings
+
+
+def _bisect(diff: Callable[[float], float | None], a: float, b: float, da: float, rel_tol: float) -> float:
+    """The volume in [a, b] where diff changes sign (diff(a) = da); a volume whose hourly cost is
+    not valid on the way ends the bisection at the valid side."""
+    while b - a > rel_tol * b:
+        m = (a + b) / 2
+        dm = diff(m)
+        if dm is None or dm == 0:
+            return a if dm is None else m
+        if (dm > 0) == (da > 0):
+            a, da = m, dm
+        else:
+            b = m
+    return (a + b) / 2
