@@ -14,6 +14,7 @@ __all__ = ["SLO_METRICS", "Objective", "Slo"]
 SLO_METRICS = ("ttft", "tpot", "itl", "e2e")  # each names a distribution <metric>_ms of a level
 SloMetric = Literal["ttft", "tpot", "itl", "e2e"]
 PERCENTILE_MIN, PERCENTILE_MAX = 50.0, 99.9
+DEFAULT_TTFT_MS, DEFAULT_TPOT_MS = 2000.0, 100.0  # the old form's defaults
 
 
 class Objective(BaseModel):
@@ -53,14 +54,15 @@ class Slo(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # the old form: p90 TTFT and p90 TPOT (used when `objectives` is empty)
-    ttft_ms: float = Field(2000, gt=0)
-    tpot_ms: float = Field(100, gt=0)
+    # the old form: p90 TTFT and p90 TPOT, 2000 and 100 ms unless given (used without `objectives`;
+    # None rather than the defaults, so that a dumped SLO with objectives validates again)
+    ttft_ms: float | None = Field(None, gt=0)
+    tpot_ms: float | None = Field(None, gt=0)
     objectives: tuple[Objective, ...] = ()
 
     @model_validator(mode="after")
     def _one_form(self) -> Slo:
-        if self.objectives and {"ttft_ms", "tpot_ms"} & self.model_fields_set:
+        if self.objectives and (self.ttft_ms is not None or self.tpot_ms is not None):
             raise ValueError("give either objectives or ttft_ms/tpot_ms, not both")
         return self
 
@@ -69,8 +71,8 @@ class Slo(BaseModel):
         if self.objectives:
             return self.objectives
         return (
-            Objective(metric="ttft", percentile=90.0, max_ms=self.ttft_ms),
-            Objective(metric="tpot", percentile=90.0, max_ms=self.tpot_ms),
+            Objective(metric="ttft", percentile=90.0, max_ms=DEFAULT_TTFT_MS if self.ttft_ms is None else self.ttft_ms),
+            Objective(metric="tpot", percentile=90.0, max_ms=DEFAULT_TPOT_MS if self.tpot_ms is None else self.tpot_ms),
         )
 
     @property

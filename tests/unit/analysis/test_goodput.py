@@ -94,3 +94,13 @@ slo: {objectives: [{metric: ttft, percentile: 99.95, max_ms: 500}]}
     path.write_text(text.replace("objectives:", "ttft_ms: 5, objectives:").replace("99.95", "99"))
     with pytest.raises(ConfigError, match="not both"):
         load_config(str(path))
+
+
+def test_an_slo_with_objectives_survives_the_dag_params(tmp_path, monkeypatch):
+    # the DAG overlays its Params on a dump of the config: the dumped SLO must validate again
+    from llmbench.planning.plan import plan
+
+    monkeypatch.setenv("LLMBENCH_HOME", str(tmp_path / "home"))
+    run = plan("local-capacity", "2026-12-05", {"requests_per_level": 3}, runs_root=tmp_path / "runs")
+    assert run.targets[0].slo.label == "ttft p90 <= 1000 ms; tpot p90 <= 100 ms"
+    assert run.targets[0].capacity is not None and run.traffic is not None
