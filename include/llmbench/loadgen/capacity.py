@@ -187,8 +187,7 @@ def run_capacity_search(
             )
             recs.extend(r_recs)
             cpu_s += r_cpu
-        row = level_row(recs, cap, rate, slo, cpu_s, 1, {"level_warmup_requests": 0})
-        row["capacity_probe"] = k
+        row = level_row(recs, cap, rate, slo, cpu_s, 1, {"level_warmup_requests": 0, "capacity_probe": k})
         rows.append(row)
         passed = metrics.level_meets_slo(row, slo, max_error_rate)
         verdict = "meets" if passed else "misses"

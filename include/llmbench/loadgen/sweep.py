@@ -77,6 +77,7 @@ SWEEP_ONLY_COLUMNS = (
     "spec_decode_accepted_tokens",
     "spec_decode_acceptance_rate",
     "spec_decode_note",
+    "capacity_probe",  # the capacity search's probe number (loadgen.capacity); None for the sweep's levels
 )
 
 
