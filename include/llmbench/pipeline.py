@@ -236,11 +236,11 @@ def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, st
             endpoint, t.workload, t.dir, slo=t.slo, progress=_progress(t), record_hook=chaos.record_hook(t.target_id)
         )
         if t.capacity is not None:
-            capacity_search(t, endpoint)
+            capacity_search(t, endpoint, result.levels)
         return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
 
 
-def capacity_search(t: ResolvedTarget, endpoint: Any) -> None:
+def capacity_search(t: ResolvedTarget, endpoint: Any, swept: list[dict[str, Any]]) -> None:
     """The capacity search after the sweep (loadgen.capacity): its probes become levels of the
     target (levels.parquet, requests.*), its result <target dir>/capacity.json."""
     import dataclasses
@@ -249,7 +249,7 @@ def capacity_search(t: ResolvedTarget, endpoint: Any) -> None:
 
     assert t.capacity is not None
     result, rows = run_capacity_search(
-        endpoint, t.workload, t.dir, t.slo, t.capacity, t.validation.max_error_rate, progress=_progress(t)
+        endpoint, t.workload, t.dir, t.slo, t.capacity, t.validation.max_error_rate, _progress(t), swept
     )
     append_probe_levels(t.dir, rows)
     (t.dir / "capacity.json").write_text(json.dumps(dataclasses.asdict(result), indent=1))

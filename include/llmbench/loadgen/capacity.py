@@ -148,12 +148,16 @@ def run_capacity_search(
     cfg: CapacitySearch,
     max_error_rate: float,
     progress: Callable[[str], None] | None = None,
+    measured: list[dict[str, Any]] | None = None,
 ) -> tuple[CapacityResult, list[dict[str, Any]]]:
     """The search against a real endpoint: each probe an open-loop level (Poisson arrivals at the
     probe's rate, at most workload.max_in_flight in flight, cfg.probe_duration_s x cfg.repeats),
     its records appended to out_dir/requests.jsonl and its row (sweep.level_row, with
     capacity_probe = its number) returned in order, for the caller to add to levels.parquet
-    (append_probe_levels). Returns (the result, the probes' level rows)."""
+    (append_probe_levels). A rate the sweep already measured open loop at the same in-flight cap
+    (`measured`: its level rows) is judged on that level, not measured twice: a level is keyed by
+    its rate and cap, and the sweep's is as good a measurement. Returns (the result, the probes'
+    new level rows)."""
     from llmbench.analysis import metrics
     from llmbench.loadgen.driver import PoissonArrivals, append_line, run_level, run_loop
     from llmbench.loadgen.sweep import _level_args, _models, level_row
@@ -165,7 +169,24 @@ def run_capacity_search(
     cap = workload.max_in_flight
     jsonl = open(out_dir / "requests.jsonl", "ab", buffering=0)  # noqa: SIM115 (closed below)
 
+    def from_row(row: dict[str, Any], rate: float, seconds: float) -> Probe:
+        return Probe(
+            rate_rps=rate,
+            passed=metrics.level_meets_slo(row, slo, max_error_rate),
+            client_saturated=bool(row["client_saturated"]),
+            requests_per_s=row["requests_per_s"],
+            output_tokens_per_s=row["output_tokens_per_s"],
+            output_tokens_per_s_ci95=(row["output_tokens_per_s_ci95_low"], row["output_tokens_per_s_ci95_high"]),
+            seconds=seconds,
+        )
+
     def probe(rate: float) -> Probe:
+        swept = next(
+            (r for r in measured or [] if r.get("arrival_rate_rps") == rate and r.get("concurrency") == cap), None
+        )
+        if swept is not None:
+            say(f"capacity: {rate:.4g} req/s was measured by the sweep: judged on that level")
+            return from_row(swept, rate, 0.0)
         k = len(rows) + 1
         say(f"capacity probe {k}: Poisson arrivals at {rate:.4g} req/s, at most {cap} in flight, "
             f"{cfg.probe_duration_s:g} s x {cfg.repeats}")  # fmt: skip
@@ -189,20 +210,12 @@ def run_capacity_search(
             cpu_s += r_cpu
         row = level_row(recs, cap, rate, slo, cpu_s, 1, {"level_warmup_requests": 0, "capacity_probe": k})
         rows.append(row)
-        passed = metrics.level_meets_slo(row, slo, max_error_rate)
-        verdict = "meets" if passed else "misses"
-        saturated = ", client saturated" if row["client_saturated"] else ""
+        p = from_row(row, rate, time.monotonic() - t0)
+        verdict = "meets" if p.passed else "misses"
+        saturated = ", client saturated" if p.client_saturated else ""
         served = row["requests_per_s"] or 0
         say(f"capacity probe {k}: {rate:.4g} req/s -> {served:.3g} req/s served, {verdict} the SLO{saturated}")
-        return Probe(
-            rate_rps=rate,
-            passed=passed,
-            client_saturated=bool(row["client_saturated"]),
-            requests_per_s=row["requests_per_s"],
-            output_tokens_per_s=row["output_tokens_per_s"],
-            output_tokens_per_s_ci95=(row["output_tokens_per_s_ci95_low"], row["output_tokens_per_s_ci95_high"]),
-            seconds=time.monotonic() - t0,
-        )
+        return p
 
     try:
         result = search(probe, cfg)
