@@ -9,13 +9,11 @@ import json
 from typing import Any
 
 from llmbench.analysis import costmodel, pricing
+from llmbench.schemas import registry
 from llmbench.schemas.targets import ResolvedTarget, RunPlan
 
-__all__ = ["SCALE_TO_ZERO_BACKENDS", "capacity_rows", "traffic_cost_rows", "traffic_headline"]
+__all__ = ["capacity_rows", "traffic_cost_rows", "traffic_headline"]
 
-# Platforms whose autoscaling can go down to zero instances: SageMaker (inference components with
-# a minimum of 0) and EC2 (an Auto Scaling group of 0). A local server is one machine.
-SCALE_TO_ZERO_BACKENDS = frozenset({"sagemaker", "ec2"})
 # The daily output-token volumes the break-even is looked for in (1 thousand to 1 trillion).
 BREAK_EVEN_RANGE = (1e3, 1e12)
 
@@ -98,7 +96,7 @@ def traffic_cost_rows(
                     cap,
                     profile.policy_for(t.target_id),
                     time_to_ready_s=float(ready) if ready is not None and ready == ready else 0.0,
-                    scale_to_zero_allowed=t.backend_kind in SCALE_TO_ZERO_BACKENDS,
+                    scale_to_zero_allowed=registry.get(t.backend_kind).scales_to_zero,
                     backend=t.backend_kind,
                 )
             )

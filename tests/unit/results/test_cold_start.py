@@ -48,7 +48,7 @@ def test_a_reprocess_keeps_what_only_the_sweep_measured(tmp_path):
 
     pq.write_table(to_table(recs), t.dir / "requests.parquet")
     measured = {"level_warmup_requests": 2, "spec_decode_draft_tokens": 24.0, "spec_decode_accepted_tokens": 16.0,
-                "spec_decode_acceptance_rate": 16 / 24, "spec_decode_note": None}
+                "spec_decode_acceptance_rate": 16 / 24, "spec_decode_note": None, "capacity_probe": 3}
     pd.DataFrame([level_row(recs, 1, None, t.slo, 0.01, 1, measured)]).to_parquet(t.dir / "levels.parquet")
     assert recompute_levels(t)
     (row,) = pd.read_parquet(t.dir / "levels.parquet").to_dict("records")
