@@ -9,7 +9,7 @@ first that missed it (what a sweep table shows), and the rate at which the bindi
 value crosses its threshold, linearly interpolated between those two levels (the curve read off).
 The search's capacity is its highest passing probe once a failing one is within its tolerance.
 
-  .venv/bin/python benchmarks/capacity_search.py [--probe-s 20] [--levels 12] [--max-rps 6]
+  .venv/bin/python benchmarks/capacity_search.py [--probe-s 20] [--levels 12] [--max-rps R] [--start-rps R]
 """
 
 from __future__ import annotations
@@ -68,15 +68,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--probe-s", type=float, default=20.0)
     ap.add_argument("--levels", type=int, default=12)
-    ap.add_argument("--max-rps", type=float, default=6.0)
-    ap.add_argument("--start-rps", type=float, default=1.0)
+    ap.add_argument("--max-rps", type=float, help="the dense sweep's highest rate (default: 1.5 x the calibrated rate)")
+    ap.add_argument("--start-rps", type=float, help="the search's first rate (default: max-rps / 4)")
+    ap.add_argument("--timeout-s", type=float, default=30.0, help="per request: bounds an overloaded level's drain")
     a = ap.parse_args()
 
-    workload = Workload(
-        input_tokens=64, output_tokens=32, max_in_flight=32, warmup_requests=4, request_timeout_s=120,
-        seed=20261205, level_duration_s=a.probe_s,
-        arrival_rates_rps=[round(a.max_rps * (i + 1) / a.levels, 4) for i in range(a.levels)],
-    )  # fmt: skip
+    base = dict(input_tokens=64, output_tokens=32, max_in_flight=32, request_timeout_s=a.timeout_s, seed=20261205)
     serving = LocalServing(name="llama-server-4slots", parallel=4, threads=2, ctx_per_slot=1024, max_lifetime_s=3600)
     backend = LocalBackend()
     out = Path(tempfile.mkdtemp(prefix="capacity-bench-"))
@@ -84,19 +81,28 @@ def main() -> None:
     try:
         backend.wait_ready(handle, 120)
         endpoint = backend.endpoint(handle)
-        run_warmup(endpoint, workload)
+        # Calibration (measured by neither): the rate the 4 slots serve flat out, closed loop, so
+        # that the dense sweep's 12 levels span the capacity on a machine whatever its load.
+        calibrate = Workload(**base, concurrency=[4], requests_per_level=8, warmup_requests=4)
+        run_warmup(endpoint, calibrate)
+        served_rps = run_sweep(endpoint, calibrate, out / "calibrate").levels[0]["requests_per_s"]
+        max_rps = a.max_rps or round(1.5 * served_rps, 3)
+        start_rps = a.start_rps or round(max_rps / 4, 4)
+        rates = [round(max_rps * (i + 1) / a.levels, 4) for i in range(a.levels)]
+        print(f"calibration: {served_rps:.3f} req/s at 4 streams; dense sweep {rates}; search from {start_rps}")
+        workload = Workload(**base, level_duration_s=a.probe_s, arrival_rates_rps=rates, warmup_requests=0)
         t0 = time.monotonic()
         swept = run_sweep(endpoint, workload, out / "dense", slo=SLO, progress=print)
         dense_s = time.monotonic() - t0
-        dense_measuring_s = sum(r["window_s"] for r in swept.levels)
+        dense_measuring_s = dense_s  # wall time, drains included (a level with no request has no window)
         cfg = CapacitySearch(
-            start_rps=a.start_rps, rel_tolerance=TOLERANCE, max_probes=a.levels // 2, probe_duration_s=a.probe_s,
-            max_rps=a.max_rps,
+            start_rps=start_rps, rel_tolerance=TOLERANCE, max_probes=a.levels // 2, probe_duration_s=a.probe_s,
+            max_rps=max_rps,
         )  # fmt: skip
         t0 = time.monotonic()
         result, probe_rows = run_capacity_search(endpoint, workload, out / "search", SLO, cfg, MAX_ERROR_RATE, print)
         search_s = time.monotonic() - t0
-        search_measuring_s = sum(r["window_s"] for r in probe_rows)
+        search_measuring_s = search_s
     finally:
         backend.teardown(handle)
 
@@ -112,6 +118,7 @@ def main() -> None:
         "slo": SLO.label,
         "max_error_rate": MAX_ERROR_RATE,
         "probe_s": a.probe_s,
+        "calibrated_rps_4_streams": served_rps,
         "dense": {
             "levels": [
                 {
@@ -162,7 +169,9 @@ def main() -> None:
         "# Capacity search against a dense sweep",
         "",
         f"Measured {row['measured_at']} on {row['machine']} by `.venv/bin/python benchmarks/capacity_search.py "
-        f"--probe-s {a.probe_s:g} --levels {a.levels} --max-rps {a.max_rps:g} --start-rps {a.start_rps:g}`.",
+        f"--probe-s {a.probe_s:g} --levels {a.levels}` (calibrated: {served_rps:.3f} req/s at 4 streams; dense "
+        f"sweep to {max_rps:g} req/s; search from {start_rps:g} req/s, tolerance {TOLERANCE:.0%}, at most "
+        f"{a.levels // 2} probes).",
         f"Target: {row['target']}. SLO: {row['slo']}, error rate <= {MAX_ERROR_RATE:g}.",
         "",
         "| | levels / probes | measuring s | capacity req/s |",

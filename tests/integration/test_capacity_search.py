@@ -48,6 +48,9 @@ def test_an_slo_no_probe_meets_is_below_the_lowest(local_server, tmp_path):
     endpoint = LocalBackend().endpoint(local_server)
     cfg = CapacitySearch(start_rps=1, max_probes=2, probe_duration_s=2)
     result, rows = run_capacity_search(endpoint, WORKLOAD, tmp_path, IMPOSSIBLE, cfg, 0.5)
+    assert result.capacity_rps is None and not any(r["slo_latency_met"] for r in rows)
+    if rows[0]["client_saturated"]:  # a loaded machine's client fell behind: the search stops there
+        assert result.status == "client_saturated" and len(result.probes) == 1
+        return
     assert [p.rate_rps for p in result.probes] == [1, 0.5]  # shrinks after a fail
-    assert result.status == "below_lowest_probe" and result.capacity_rps is None
-    assert result.bracket_fail_rps == 0.5 and not any(r["slo_latency_met"] for r in rows)
+    assert result.status == "below_lowest_probe" and result.bracket_fail_rps == 0.5
