@@ -237,7 +237,24 @@ def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, st
         result = run_sweep(
             endpoint, t.workload, t.dir, slo=t.slo, progress=_progress(t), record_hook=chaos.record_hook(t.target_id)
         )
+        if t.capacity is not None:
+            capacity_search(t, endpoint, result.levels)
         return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
+
+
+def capacity_search(t: ResolvedTarget, endpoint: Any, swept: list[dict[str, Any]]) -> None:
+    """The capacity search after the sweep (loadgen.capacity): its probes become levels of the
+    target (levels.parquet, requests.*), its result <target dir>/capacity.json."""
+    import dataclasses
+
+    from llmbench.loadgen.capacity import append_probe_levels, run_capacity_search
+
+    assert t.capacity is not None
+    result, rows = run_capacity_search(
+        endpoint, t.workload, t.dir, t.slo, t.capacity, t.validation.max_error_rate, _progress(t), swept
+    )
+    append_probe_levels(t.dir, rows)
+    (t.dir / "capacity.json").write_text(json.dumps(dataclasses.asdict(result), indent=1))
 
 
 def validate(target: Target, swept: dict[str, str]) -> dict[str, Any]:

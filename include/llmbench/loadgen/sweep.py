@@ -92,6 +92,7 @@ SWEEP_ONLY_COLUMNS = (
     *metrics.SERVER_METRIC_COLUMNS,
     "offered_as_scheduled",
     "shared_prefix_fraction",
+    "capacity_probe",  # the capacity search's probe number (loadgen.capacity); None for the sweep's levels
 )
 
 
@@ -323,9 +324,7 @@ def level_row(
     are measured while the level runs, not derivable from its records: None where unknown; so are
     `measured`'s SWEEP_ONLY_COLUMNS (the level's warm-up count, the server's speculative-decoding
     counters), NULL where not given."""
-    row = metrics.summarize_level(
-        recs, concurrency, slo.ttft_ms if slo else None, slo.tpot_ms if slo else None, client_cpu_s
-    )
+    row = metrics.summarize_level(recs, concurrency, client_cpu_s=client_cpu_s, slo=slo)
     repeats = sorted({r.repeat for r in recs})
     row["repeats"] = len(repeats)
     per_repeat = [metrics.summarize_level([r for r in recs if r.repeat == k], concurrency) for k in repeats]

@@ -15,6 +15,7 @@ from pydantic_core import InitErrorDetails
 
 from llmbench import backends, paths
 from llmbench.schemas import registry
+from llmbench.schemas.capacity import CapacitySearch
 from llmbench.schemas.registry import BackendSpec, ConfigError
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.targets import (
@@ -27,6 +28,7 @@ from llmbench.schemas.targets import (
     ValidationSettings,
     WarehouseSettings,
 )
+from llmbench.schemas.traffic import TrafficProfile, load_profile_file
 from llmbench.schemas.workload import LengthDist, Workload, length_range
 
 assert backends.BUILTIN_KINDS  # every built-in kind is registered before a config is read
@@ -105,10 +107,21 @@ class BenchmarkConfig(_Strict):
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     quality: QualitySettings | None = None  # the correctness stage (absent: none)
     slo: Slo = Field(default_factory=Slo)
+    # the capacity search after each hourly target's sweep (absent: none) and the traffic profile
+    # whose cost on each path the run publishes (traffic_cost; absent: none)
+    capacity: CapacitySearch | None = None
+    traffic: TrafficProfile | None = None
     warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
     targets: list[TargetSpec] = Field(min_length=1)
     price_basis: PriceBasis = "output"  # $/M per output token, or per total (input + output) token
     reference: list[Reference] = Field(default_factory=list)  # what the articles state or imply
+
+    @field_validator("traffic", mode="before")
+    @classmethod
+    def _traffic_file(cls, v: Any) -> Any:
+        """`traffic: {file: week.yaml}`: the profile's fields from that file (relative to the
+        config folder), the mapping's own keys over them."""
+        return load_profile_file(v, paths.CONFIG_DIR)
 
     @model_validator(mode="wrap")
     @classmethod

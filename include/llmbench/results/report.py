@@ -256,6 +256,14 @@ def _table(df, columns: list[str]) -> str:
     return df[cols].to_html(index=False, float_format=lambda v: f"{v:,.3f}", na_rep="-", border=0, classes="t")
 
 
+def _traffic_headline(frames: dict[str, Any]) -> str:
+    """The traffic profile's answer in one sentence (results.traffic.traffic_headline), if the run has one."""
+    from llmbench.results.traffic import traffic_headline
+
+    sentence = traffic_headline(frames.get("traffic_cost"))
+    return f"<p><b>{html.escape(sentence)}</b></p>" if sentence else ""
+
+
 def write_report(frames: dict[str, Any], out: Path) -> Path:
     runs, targets, levels, pp = frames["runs"], frames["targets"], frames["levels"], frames["price_performance"]
     run = runs.iloc[0]
@@ -266,6 +274,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
         "table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
         "img{margin:4px}</style>",
         f"<h1>llmbench run {html.escape(run['run_key'])}</h1>",
+        _traffic_headline(frames),
         f"<p>status <b>{html.escape(run['status'])}</b>; {run['targets_planned']} target(s), "
         f"{run['targets_failed']} failed, {run['targets_validation_failed']} failed validation, "
         f"{run.get('targets_quality_failed') or 0} failed the quality gate; "

@@ -13,13 +13,25 @@ from typing import Any
 from llmbench import __version__
 from llmbench.analysis import metrics, pricing
 from llmbench.redaction import redact
+from llmbench.results import traffic
 from llmbench.results.codeversion import Computation
 from llmbench.results.events import read_events
 from llmbench.schemas import registry
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
 from llmbench.schemas.workload import Workload, length_mean
 
-TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
+TABLE_NAMES = (
+    "runs",
+    "targets",
+    "levels",
+    "requests",
+    "price_performance",
+    "break_even",
+    "reference",
+    "quality",
+    "capacity",
+    "traffic_cost",
+)
 QUALITY_SUITES = ("tool_call", "exact")  # each has a targets column quality_score_<suite>
 
 
@@ -306,6 +318,9 @@ def price_rows(
                 "e2e_ms_p50": lv["e2e_ms_p50"],
                 "error_rate": lv["error_rate"],
                 "meets_slo": metrics.level_meets_slo(lv, target.slo, target.validation.max_error_rate),
+                "slo": target.slo.label,
+                "goodput_rps": lv.get("goodput_rps"),
+                "goodput_output_tokens_per_s": lv.get("goodput_output_tokens_per_s"),
                 "validation_passed": validation_passed,
                 "total_tokens_per_s": total_tps,
                 "roofline_tokens_per_s": target.roofline_tokens_per_s,
@@ -316,6 +331,13 @@ def price_rows(
                 "break_even_output_tokens_per_s": break_even,
                 "beats_api": None if break_even is None else bool(out_tps is not None and out_tps >= break_even),
             }
+        )
+        rows[-1]["usd_per_m_goodput_output_tokens"] = (
+            pricing.usd_per_m_goodput_tokens(usd_h, rows[-1]["goodput_output_tokens_per_s"])
+            if target.price.basis == "per_hour"
+            else pricing.usd_per_m_goodput_paid_per_token(
+                rows[-1]["usd_per_m_output_tokens_with_input"], out_tps, rows[-1]["goodput_output_tokens_per_s"]
+            )
         )
         rows[-1].update(headline_price(rows[-1], run.price_basis))
         rows[-1].update(roofline_basis(target, rows[-1]["roofline_efficiency"]))
@@ -569,9 +591,11 @@ def build_tables(run_dir: str) -> dict[str, Any]:
     if not pp.empty:
         # Best configuration per model: the cheapest tokens, on the run's price basis (per output
         # or per total token: usd_per_m_headline), among levels that meet the SLO, of targets that
-        # passed the quality gate or had none (fast but wrong must not win).
+        # passed the quality gate or had none (fast but wrong must not win) and passed validation
+        # (as v_best_under_slo asks: a level of a target whose errors failed it is no answer).
         passed_quality = pp["quality_passed"].map(lambda v: v is None or v != v or bool(v))
-        ok = pp[pp["meets_slo"] & pp["usd_per_m_headline"].notna() & passed_quality]
+        validated = pp["validation_passed"].map(lambda v: v is not None and v == v and bool(v))
+        ok = pp[pp["meets_slo"] & pp["usd_per_m_headline"].notna() & passed_quality & validated]
         best = ok.loc[ok.groupby("model")["usd_per_m_headline"].idxmin()] if not ok.empty else ok
         pp["best_under_slo"] = pp.index.isin(best.index)
     tdf = pd.DataFrame(targets)
@@ -620,6 +644,8 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         "break_even": pd.DataFrame(break_even),
         "reference": pd.DataFrame(reference_rows(run), columns=list(REFERENCE_COLUMNS)),
         "quality": pd.DataFrame(quality),
+        "capacity": pd.DataFrame(traffic.capacity_rows(run)),
+        "traffic_cost": pd.DataFrame(traffic.traffic_cost_rows(run, targets, prices)),
     }
     for name, frame in frames.items():
         frame.to_parquet(tables / f"{name}.parquet", index=False)
@@ -630,4 +656,6 @@ def load_tables(run_dir: str) -> dict[str, Any]:
     """The tables build_tables wrote for this run, as frames."""
     import pandas as pd
 
-    return {t: pd.read_parquet(Path(run_dir) / "tables" / f"{t}.parquet") for t in TABLE_NAMES}
+    # a run built before a table existed (capacity, traffic_cost) has none: an empty frame
+    files = {t: Path(run_dir) / "tables" / f"{t}.parquet" for t in TABLE_NAMES}
+    return {t: pd.read_parquet(f) if f.exists() else pd.DataFrame() for t, f in files.items()}

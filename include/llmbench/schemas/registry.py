@@ -184,6 +184,7 @@ class BackendSpec:
     deploy_overhead_min: float = 0.0  # estimate: minutes to create and delete its endpoint
     default_containers: Mapping[str, str] = field(default_factory=dict)  # serving kind -> catalog image
     pins_revision: tuple[str, ...] = ()  # serving kinds told to load the catalog's hf_revision
+    scales_to_zero: bool = False  # its autoscaling can run 0 instances (the traffic cost model)
     capacity: Capacity = Capacity()
     # The kwargs its backend class takes from the platform (None: none).
     platform_kwargs: Callable[[BackendTargetBase, Platform], dict[str, Any]] | None = None

@@ -16,10 +16,12 @@ from pydantic import Field, SerializeAsAny, StrictInt, WrapValidator, model_vali
 
 from llmbench import paths
 from llmbench.schemas import registry
+from llmbench.schemas.capacity import CapacitySearch
 from llmbench.schemas.dataset import DatasetSummary
 from llmbench.schemas.registry import BackendTargetBase, ServingBase
 from llmbench.schemas.registry import Strict as _Strict
 from llmbench.schemas.slo import Slo
+from llmbench.schemas.traffic import TrafficProfile
 from llmbench.schemas.workload import Workload
 
 
@@ -280,6 +282,7 @@ class ResolvedTarget(_Strict):
     warnings: list[str] = Field(default_factory=list)  # plan-time warnings about this target
     quality: QualitySettings | None = None  # None: the config has no quality stage
     dataset: DatasetSummary | None = None  # the workload's dataset as scanned at plan time (issue 28)
+    capacity: CapacitySearch | None = None  # None: no capacity search (loadgen.capacity)
 
     @property
     def backend_kind(self) -> str:
@@ -335,6 +338,7 @@ class RunPlan(_Strict):
     # The $/M a run ranks and labels by: per output token, or per total (input + output) token.
     price_basis: PriceBasis = "output"
     reference: list[Reference] = Field(default_factory=list)  # the config's, to compare against
+    traffic: TrafficProfile | None = None  # the config's traffic profile (analysis.costmodel)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> RunPlan:
