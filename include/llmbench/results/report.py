@@ -16,7 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COLUMNS", "REPORT_MAX_BYTES", "Answer", "answer", "fmt", "headline", "page", "table", "write_report"]
+__all__ = [
+    "COLUMNS",
+    "REPORT_MAX_BYTES",
+    "Answer",
+    "Charts",
+    "answer",
+    "fmt",
+    "headline",
+    "page",
+    "pareto",
+    "pick",
+    "table",
+    "write_report",
+]
 
 # The report's size bound: plotly.min.js (about 4.8 MB) plus the run's figures. Per-request points
 # are sampled (REQUESTS_PER_SERIES) so that a long run does not grow the file without bound.
@@ -150,11 +163,11 @@ def pick(frame: Any, role: str) -> str | None:
 
 
 def _missing(v: Any) -> bool:
-    if v is None:
-        return True
+    import pandas as pd
+
     try:
-        return bool(v != v)  # NaN and pandas.NA
-    except (TypeError, ValueError):
+        return bool(pd.isna(v))  # None, NaN, pandas.NA, NaT
+    except (TypeError, ValueError):  # a list or array: not one missing value
         return False
 
 
@@ -388,7 +401,7 @@ def _num(v: Any) -> float | None:
     return None if _missing(v) else float(v)
 
 
-class _Charts:
+class Charts:
     """Collects Plotly figures as JSON; each is a <div> plus one Plotly.newPlot call."""
 
     def __init__(self) -> None:
@@ -449,7 +462,7 @@ def pareto(points: list[tuple[float, float]]) -> list[int]:
     return front
 
 
-def _frontier(charts: _Charts, pp: Any) -> str:
+def _frontier(charts: Charts, pp: Any) -> str:
     """$/M against the SLO's latency percentile, one point per target and level; the Pareto front
     (no other level cheaper AND faster) drawn as a line."""
     cost, label = headline(pp)
@@ -495,7 +508,7 @@ def _frontier(charts: _Charts, pp: Any) -> str:
     )
 
 
-def _distributions(charts: _Charts, requests: Any) -> str:
+def _distributions(charts: Charts, requests: Any) -> str:
     """Per-request latency, one box per target and level (a sample of at most REQUESTS_PER_SERIES
     requests each, the file's size bound): the spread a percentile hides."""
     if requests is None or requests.empty or "e2e_ms" not in requests.columns:
@@ -523,7 +536,7 @@ def _distributions(charts: _Charts, requests: Any) -> str:
     return "".join(out)
 
 
-def _load_charts(charts: _Charts, levels: Any) -> str:
+def _load_charts(charts: Charts, levels: Any) -> str:
     x, _, xlabel = _level_key(levels)
     xaxis = {"title": {"text": xlabel}, "type": "log"}
     return "".join(
@@ -550,7 +563,7 @@ def _load_charts(charts: _Charts, levels: Any) -> str:
     )
 
 
-def _roofline(charts: _Charts, pp: Any) -> str:
+def _roofline(charts: Charts, pp: Any) -> str:
     """Single-stream decode speed as a fraction of the memory-bandwidth ceiling; targets whose
     instance has no bandwidth in the catalog are named instead."""
     have = pp.dropna(subset=["roofline_efficiency"]) if "roofline_efficiency" in pp.columns else pp.iloc[0:0]
@@ -710,7 +723,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
     """Write the run's report to `out`: answer, charts, tables, in one file."""
     runs, targets, levels, pp = frames["runs"], frames["targets"], frames["levels"], frames["price_performance"]
     run = runs.iloc[0]
-    charts = _Charts()
+    charts = Charts()
     quality_failed = run.get("targets_quality_failed")
     body = [
         f"<h1>llmbench run {html.escape(str(run['run_key']))}</h1>",
