@@ -90,6 +90,7 @@ COLUMNS: dict[str, Col] = {
     "roofline_efficiency": Col("Roofline efficiency", "pct"),
     "weight_gb_per_token": Col("Weights read per token (GB)", "num"),
     "roofline_note": Col("Why above the ceiling", "text"),
+    "roofline_pct": Col("Roofline efficiency (%)", "num"),
     "spec_decode_acceptance_rate": Col("Spec. decode acceptance", "pct"),
     "ttft_ms_p50": Col("TTFT p50 (ms)", "ms"),
     "ttft_ms_p90": Col("TTFT p90 (ms)", "ms"),
@@ -538,7 +539,8 @@ def _distributions(charts: Charts, requests: Any) -> str:
 
 def _load_charts(charts: Charts, levels: Any) -> str:
     x, _, xlabel = _level_key(levels)
-    xaxis = {"title": {"text": xlabel}, "type": "log"}
+    ticks = sorted(float(v) for v in levels[x].dropna().unique())  # the measured levels, not decades
+    xaxis = {"title": {"text": xlabel}, "type": "log", "tickvals": ticks, "ticktext": [f"{v:g}" for v in ticks]}
     return "".join(
         [
             charts.add(
@@ -577,10 +579,11 @@ def _roofline(charts: Charts, pp: Any) -> str:
     if have.empty:
         return note
     x, _, xlabel = _level_key(have)
+    ticks = sorted(float(v) for v in have[x].dropna().unique())
     chart = charts.add(
         "Roofline efficiency (decode tok/s per stream / bandwidth ceiling)",
         _series(have.assign(roofline_pct=100 * have["roofline_efficiency"]), "roofline_pct"),
-        {"title": {"text": xlabel}, "type": "log"},
+        {"title": {"text": xlabel}, "type": "log", "tickvals": ticks, "ticktext": [f"{v:g}" for v in ticks]},
         {"title": {"text": "% of the bandwidth ceiling"}},
     )
     above = ""
