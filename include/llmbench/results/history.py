@@ -151,7 +151,7 @@ def _group_html(charts: Charts, config: str, workload: str, weeks: list[HistoryW
         f"$/M at the SLO by week: {config}, {workload} (x: regression, open circle: not comparable)",
         traces,
         {"title": {"text": "week"}, "type": "category"},
-        {"title": {"text": "$ per million tokens at the SLO (cheapest level meeting it)"}},
+        {"title": {"text": "$/M at the SLO"}, "rangemode": "tozero"},
     )
     frame = pd.DataFrame(
         [
@@ -184,7 +184,8 @@ def _group_html(charts: Charts, config: str, workload: str, weeks: list[HistoryW
         f"<span class='regression'>{n_reg} regression(s)</span>, "
         f"<span class='notcomparable'>{n_nc} week(s) not comparable</span>.</p>"
         + chart
-        + table(frame, cols, summary="Every week, newest first")
+        + "<p>Every week, newest first ($/M: the cheapest level that met the SLO; — : none did):</p>"
+        + table(frame, cols)
     )
 
 
