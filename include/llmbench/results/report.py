@@ -289,9 +289,7 @@ def _excluded(targets: Any, pp: Any, cost: str) -> list[str]:
             stage = f" at {t['failed_stage']}" if not _missing(t.get("failed_stage")) else ""
             err = f": {t['error']}" if not _missing(t.get("error")) else ""
             out.append(f"{tid} failed{stage}{err}")
-        elif t.get("validation_passed") is False or (
-            not _missing(t.get("validation_passed")) and not bool(t["validation_passed"])
-        ):
+        elif not _missing(t.get("validation_passed")) and not bool(t["validation_passed"]):
             out.append(f"{tid} failed validation (its results do not add up; see validation.json)")
         elif not _missing(t.get("quality_passed")) and not bool(t["quality_passed"]):
             score = "" if _missing(t.get("quality_score")) else f" (score {float(t['quality_score']):.2f})"
@@ -722,6 +720,34 @@ def _break_even(be: Any, pp: Any) -> str:
     )
 
 
+LEVEL_COLUMNS = [
+    "target_id",
+    "concurrency",
+    "arrival_rate_rps",
+    "requests_ok",
+    "requests_failed",
+    "error_rate",
+    "output_tokens_per_s",
+    "requests_per_s",
+    "ttft_ms_p50",
+    "ttft_ms_p99",
+    "itl_ms_mean",
+    "itl_ms_p99",
+    "tpot_ms_p50",
+    "e2e_ms_p50",
+    "achieved_concurrency",
+    "client_cpu_pct",
+]
+# Keys and bookkeeping, not figures a reader compares.
+_NOT_FIGURES = {"run_key", "logical_date", "repeat", "window_s", "computed_by"}
+
+
+def _other_columns(levels: Any) -> list[str]:
+    """The levels' columns no table above shows (other stages add server-side metrics, dataset and
+    multi-turn details): listed as recorded, so a new figure is visible before it has a label."""
+    return [c for c in levels.columns if c not in LEVEL_COLUMNS and c not in _NOT_FIGURES and levels[c].notna().any()]
+
+
 def write_report(frames: dict[str, Any], out: Path) -> Path:
     """Write the run's report to `out`: answer, charts, tables, in one file."""
     runs, targets, levels, pp = frames["runs"], frames["targets"], frames["levels"], frames["price_performance"]
@@ -904,27 +930,11 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
     if not levels.empty:
         body += [
             "<h2>Levels</h2>",
+            table(levels, LEVEL_COLUMNS, summary="Every level's measurements"),
             table(
                 levels,
-                [
-                    "target_id",
-                    "concurrency",
-                    "arrival_rate_rps",
-                    "requests_ok",
-                    "requests_failed",
-                    "error_rate",
-                    "output_tokens_per_s",
-                    "requests_per_s",
-                    "ttft_ms_p50",
-                    "ttft_ms_p99",
-                    "itl_ms_mean",
-                    "itl_ms_p99",
-                    "tpot_ms_p50",
-                    "e2e_ms_p50",
-                    "achieved_concurrency",
-                    "client_cpu_pct",
-                ],
-                summary="Every level's measurements",
+                ["target_id", "concurrency", "arrival_rate_rps", *_other_columns(levels)],
+                summary="Other per-level figures (server-side metrics, workload details: as the run recorded them)",
             ),
         ]
     out.write_text(page(f"llmbench {run['run_key']}", [b for b in body if b], charts=charts.n > 0))

@@ -140,3 +140,12 @@ def test_report_ranks_on_the_price_basis_flags_the_ceiling_and_shows_references(
     assert "Above the bandwidth ceiling" in html and "likely speculative decoding" in html
     assert "<h2>Against the seed articles</h2>" in html and "g7e + EAGLE3: $0.41/M tokens at C=32" in html
     assert "<td>-68.3</td>" in html  # 0.13 measured vs 0.41 stated: -68.3 %
+
+
+def test_a_per_level_figure_another_stage_adds_is_shown_before_it_has_a_label(tmp_path):
+    f = _frames(tmp_path)
+    f["levels"]["server_kv_cache_usage_max"] = 0.42  # e.g. vLLM's server-side metrics per level
+    page = write_report(f, tmp_path / "report.html").read_text()
+    other = page.split("Other per-level figures")[1].split("</table>")[0]
+    assert "server_kv_cache_usage_max</th>" in other and "<td>0.42</td>" in other
+    assert "output_tokens_per_s" not in other  # shown above, not twice
