@@ -259,14 +259,21 @@ class Answer:
     excluded: list[str]
 
 
-def _quality_text(row: Any, frame: Any) -> str:
+def _quality_text(row: Any, frame: Any, quality: Any = None) -> str:
+    """The level's quality in words: the score, its interval when a stage computed one, and the
+    gate it passed (a score of 0 that passed a gate of 0 is said, not left to a reader to puzzle)."""
     q = pick(frame, "quality")
     if q is None or _missing(row.get(q)):
         return ""
     lo, hi = pick(frame, "quality_low"), pick(frame, "quality_high")
+    text = f"quality {float(row[q]):.2f}"
     if lo and hi and not _missing(row.get(lo)) and not _missing(row.get(hi)):
-        return f"quality {float(row[q]):.2f} (95 % CI {float(row[lo]):.2f}–{float(row[hi]):.2f})"
-    return f"quality {float(row[q]):.2f}"
+        text += f" (95 % CI {float(row[lo]):.2f}–{float(row[hi]):.2f})"
+    if quality is not None and not quality.empty and {"target_id", "min_score"} <= set(quality.columns):
+        gate = quality[quality["target_id"] == row.get("target_id")]["min_score"].dropna()
+        if not gate.empty:
+            text += f", passing its gate of {float(gate.max()):.2f}"
+    return text
 
 
 def _eligible(pp: Any, cost: str) -> Any:
@@ -329,12 +336,18 @@ def answer(frames: dict[str, Any]) -> Answer:
     excluded = _excluded(targets, pp, cost)
     ok = _eligible(pp, cost).sort_values(cost, kind="stable")
     if ok.empty:
-        return Answer("No path met the SLO at a known price: see below why each was excluded.", None, ok, excluded)
+        return Answer(
+            "No path met the SLO: no level met it, passed validation and the quality gate, and had a price; "
+            "why each target is out: below.",
+            None,
+            ok,
+            excluded,
+        )
     win = ok.iloc[0]
     others = ok[ok["target_id"] != win["target_id"]]
     run = others.iloc[0] if not others.empty else None
     lat = f"TTFT p90 {fmt(win.get('ttft_ms_p90'), 'ms')} ms, TPOT p90 {fmt(win.get('tpot_ms_p90'), 'ms')} ms"
-    q = _quality_text(win, pp)
+    q = _quality_text(win, pp, frames.get("quality"))
     s = (
         f"Cheapest path meeting the SLO: {win['target_id']} at {_level_name(win)}, "
         f"{fmt(win[cost], 'usd')} {label.replace('$ per million', 'per million')} ({lat}{', ' + q if q else ''})."

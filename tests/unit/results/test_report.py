@@ -66,6 +66,10 @@ def test_quality_with_its_interval_appears_when_a_stage_wrote_it(tmp_path):
     a = answer(_frames(tmp_path, quality={"quality_score_flexible": 0.81, "quality_ci_low": 0.7,
                                           "quality_ci_high": 0.89}))
     assert "quality 0.81 (95 % CI 0.70–0.89)" in a.sentence
+    f = _frames(tmp_path)
+    f["price_performance"]["quality_score"] = 0.0  # SmolLM's 0, through a gate of 0: said in words
+    f["quality"] = pd.DataFrame([{"target_id": "a", "suite": "exact", "score": 0.0, "min_score": 0.0}])
+    assert "quality 0.00, passing its gate of 0.00)." in answer(f).sentence.split(" Runner-up")[0]
     page = write_report(_frames(tmp_path, quality={"quality_score_flexible": 0.81, "quality_ci_low": 0.7,
                                                    "quality_ci_high": 0.89}), tmp_path / "r.html").read_text()
     assert "Quality 95 % CI low" in page.split("</section>")[0]  # in the answer's small table
