@@ -82,7 +82,7 @@ COLUMNS: dict[str, Col] = {
     "requests_per_s": Col("Requests/s", "rps"),
     "usd_per_m_output_tokens": Col("$/M output tokens", "usd"),
     "usd_per_m_total_tokens": Col("$/M tokens (in + out)", "usd"),
-    "usd_per_m_headline": Col("$/M (headline)", "usd"),
+    "usd_per_m_headline": Col("$/M (the run's price basis)", "usd"),
     "usd_per_m_output_tokens_with_input": Col("$/M output tokens with input", "usd"),
     "headline_basis": Col("Ranked by", "text"),
     "monthly_usd": Col("$/month (24x7)", "usd_month"),
@@ -203,7 +203,11 @@ def table(df: Any, columns: list[str], summary: str | None = None) -> str:
     cols = [c for c in columns if c in df.columns]
     if not cols or df.empty:
         return ""
-    head = "".join(f'<th title="{c}">{html.escape(COLUMNS[c].label if c in COLUMNS else c)}</th>' for c in cols)
+    head = "".join(
+        f'<th title="{c}"{" class=l" if c in COLUMNS and COLUMNS[c].kind == "text" else ""}>'
+        f"{html.escape(COLUMNS[c].label if c in COLUMNS else c)}</th>"
+        for c in cols
+    )
     rows = []
     for rec in df[cols].itertuples(index=False):
         cells = []
@@ -615,7 +619,8 @@ h1{font-size:1.5em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}
 .scroll{overflow-x:auto;max-width:100%}
 table.t{border-collapse:collapse;font-size:13px}
 table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right;vertical-align:top}
-table.t th{background:#f4f4f4;position:sticky;top:0}table.t td.l{text-align:left;max-width:32em;overflow-wrap:anywhere}
+table.t th{background:#f4f4f4;position:sticky;top:0}table.t td{white-space:nowrap}table.t th.l{text-align:left}
+table.t td.l{text-align:left;white-space:normal;min-width:7em;max-width:32em;overflow-wrap:break-word}
 section.answer{background:#f3f8ff;border:1px solid #bcd;padding:10px 16px;border-radius:6px}
 p.headline{font-size:1.2em;font-weight:600}
 .chart{width:100%;max-width:1240px;margin:8px 0}
