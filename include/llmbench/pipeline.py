@@ -10,6 +10,7 @@ Raw results live under the run folder:
                          quality_validation.json, teardown.json, llama-server.log}
   <run_dir>/tables/<table>.parquet          (what publish writes to the warehouse)
   <run_dir>/report.html
+and, built from the warehouse after each publish, <data folder>/history.html.
 Every stage appends to events.jsonl, so a failed target says where and why, whichever process
 ran it.
 """
@@ -341,6 +342,17 @@ def report(run_dir: str) -> str:
     from llmbench.results.report import write_report
 
     return str(write_report(load_tables(run_dir), Path(run_dir) / "report.html"))
+
+
+def history(target: Path | str | None = None, out: Path | str | None = None) -> str:
+    """Write the history page of the warehouse `target` (default: the data folder's DuckDB file)
+    to `out` (default <data folder>/history.html); after each publish (the dashboard DAG) and on
+    demand (`llmbench history`). Returns its path."""
+    from llmbench import paths
+    from llmbench.results.history import write_history
+
+    page = Path(out) if out else paths.data_home() / "history.html"
+    return str(write_history(page, target))
 
 
 def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:
