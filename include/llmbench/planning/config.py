@@ -21,6 +21,7 @@ from llmbench.schemas.targets import (
     KNOWN_REGIONS,
     Price,
     PriceBasis,
+    QualityOverride,
     QualitySettings,
     Reference,
     Serving,
@@ -51,6 +52,8 @@ class TargetSpec(_Strict):
     # Why no source prices this target (no catalog or Pricing API price for its type and region):
     # it is then measured without $ figures instead of refused. A price wins once one exists.
     unpriced: str | None = Field(None, min_length=1)
+    # This target's changes to the config's quality section (its baseline, a temperature, ...).
+    quality: QualityOverride | None = None
 
     @field_validator("backend")
     @classmethod
@@ -176,6 +179,14 @@ class BenchmarkConfig(_Strict):
             raise ValueError(f"duplicate target ids: {dupes}")
         if self.quality is not None and self.quality.baseline is not None and self.quality.baseline not in ids:
             raise ValueError(f"quality.baseline: unknown target id {self.quality.baseline!r}; allowed: {ids}")
+        for t in self.targets:
+            if t.quality is None:
+                continue
+            if self.quality is None:
+                raise ValueError(f"target {t.id!r}: a `quality` override needs the config's quality section")
+            if t.quality.baseline is not None and t.quality.baseline not in ids:
+                raise ValueError(f"target {t.id!r}: quality.baseline: unknown target id {t.quality.baseline!r}")
+            t.quality.applied_to(self.quality)  # the merged section must itself be valid
         for t in self.targets:
             kind = self.backend_of(t)
             if not kind:

@@ -148,7 +148,7 @@ def plan_checked(
                 estimated_endpoint_hours=hours,
                 estimated_usd=usd,
                 warnings=checked.warnings,
-                quality=cfg.quality,
+                quality=t.quality.applied_to(cfg.quality) if t.quality and cfg.quality else cfg.quality,
             )
         )
     run = RunPlan(
