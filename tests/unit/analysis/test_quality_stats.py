@@ -13,7 +13,7 @@ def test_wilson_interval_by_hand():
     # 0 of 10 is not a zero-width interval, and stays inside [0, 1]
     low, high = metrics.wilson_interval(0, 10)
     assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
-    assert metrics.wilson_interval(10, 10)[1] == 1.0 and metrics.wilson_interval(0, 0) is None
+    assert metrics.wilson_interval(10, 10)[1] == pytest.approx(1.0) and metrics.wilson_interval(0, 0) is None
 
 
 def test_detectable_drop_shrinks_with_the_square_root_of_n():
