@@ -541,9 +541,7 @@ def detectable_drop(n: int, z: float = Z_95) -> float | None:
     return None if n <= 0 else z * 0.5 / n**0.5
 
 
-def paired_drop(
-    baseline: Sequence[bool], target: Sequence[bool], z: float = Z_95
-) -> tuple[float, float, float] | None:
+def paired_drop(baseline: Sequence[bool], target: Sequence[bool], z: float = Z_95) -> tuple[float, float, float] | None:
     """The baseline's pass rate minus the target's on the SAME items (paired), with its 95 %
     interval: (drop, low, high). Pairing removes the items' own difficulty from the noise: only
     the discordant items count (b: baseline right and target wrong; c: the reverse); drop =

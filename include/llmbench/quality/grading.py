@@ -226,4 +226,3 @@ def grade(item: ExactItem | ToolItem, answer: Answer) -> Grade:
 
 
 GRADERS: dict[str, Callable[[Any, Answer], Grade]] = {"tool_call": grade_tool_call, "exact": grade_exact}
-

@@ -82,7 +82,9 @@ class QualitySettings(_Strict):
     def _consistent(self) -> QualitySettings:
         names = [s.name for s in self.suites]
         if len(set(names)) != len(names):
-            raise ValueError(f"quality.suites: duplicate suite names {sorted({n for n in names if names.count(n) > 1})}")
+            raise ValueError(
+                f"quality.suites: duplicate suite names {sorted({n for n in names if names.count(n) > 1})}"
+            )
         scores = self.min_score.values() if isinstance(self.min_score, dict) else [self.min_score]
         if any(not 0 <= v <= 1 for v in scores):
             raise ValueError("quality.min_score: scores are fractions in [0, 1]")

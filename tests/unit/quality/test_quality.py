@@ -281,4 +281,5 @@ def test_a_target_failing_the_gate_is_published_but_never_best_under_slo(tmp_pat
     assert pp.loc["fast", "usd_per_m_output_tokens"] < pp.loc["careful", "usd_per_m_output_tokens"]
     assert not pp.loc["fast", "best_under_slo"] and pp.loc["careful", "best_under_slo"]  # published, not chosen
     assert frames["runs"].iloc[0]["targets_quality_failed"] == 1 and frames["runs"].iloc[0]["status"] == "partial"
-    assert asdict(quality.Grade(True, True, "x")) == {"strict": True, "flexible": True, "reason": "x", "truncated": False}
+    want = {"strict": True, "flexible": True, "reason": "x", "truncated": False}
+    assert asdict(quality.Grade(True, True, "x")) == want

@@ -63,8 +63,10 @@ def test_jsonl_suites_read_answers_and_tool_calls_and_say_where_they_are_wrong(t
 
 def test_quality_settings_accept_names_and_specs_and_a_target_override():
     q = QualitySettings.model_validate(
-        {"suites": ["exact", {"name": "arith", "kind": "arithmetic", "size": 10, "max_tokens": 16}],
-         "min_score": {"arith": 0.3}}
+        {
+            "suites": ["exact", {"name": "arith", "kind": "arithmetic", "size": 10, "max_tokens": 16}],
+            "min_score": {"arith": 0.3},
+        }
     )
     assert q.suite_names == ["exact", "arith"] and q.grade_on == "flexible"
     assert q.max_tokens_of(q.suites[1]) == 16 and q.max_tokens_of(q.suites[0]) == 96
