@@ -283,3 +283,34 @@ def test_a_target_failing_the_gate_is_published_but_never_best_under_slo(tmp_pat
     assert frames["runs"].iloc[0]["targets_quality_failed"] == 1 and frames["runs"].iloc[0]["status"] == "partial"
     want = {"strict": True, "flexible": True, "reason": "x", "truncated": False}
     assert asdict(quality.Grade(True, True, "x")) == want
+
+
+def test_quality_rows_measure_the_drop_on_the_same_items_with_its_interval(tmp_path):
+    """The int4 target names the fp16 one as its baseline (a target-level override): the drop is
+    paired on (suite, item, run), whatever order the answers were logged in."""
+    from llmbench.results.tables import quality_rows
+    from llmbench.schemas.targets import RunPlan
+
+    cfg = {"suites": [{"name": "arith", "kind": "arithmetic", "size": 100}], "runs": 1}
+    fp16 = _target(tmp_path, "fp16", cfg)
+    int4 = _target(tmp_path, "int4", {**cfg, "baseline": "fp16", "max_drop_vs_baseline": 0.03})
+    plan = RunPlan(run_key="k", run_dir=str(tmp_path), config_name="c", backends=["local"],
+                   logical_date="2026-12-01", planned_at="2026-12-01T00:00:00+00:00", warehouse={}, warnings=[],
+                   estimated_endpoint_hours=0.2, estimated_usd=0.2, targets=[fp16, int4])
+    # 80 both right, 10 only fp16 right, 2 only int4 right, 8 both wrong (test_quality_stats' case)
+    base = [True] * 90 + [False] * 10
+    mine = [True] * 80 + [False] * 10 + [True] * 2 + [False] * 8
+    for t, passes in ((fp16, base), (int4, mine)):
+        t.dir.mkdir()
+        lines = [{"suite": "arith", "item": f"i{i}", "run": 0, "passed": p} for i, p in enumerate(passes)]
+        if t is int4:
+            lines.reverse()
+        (t.dir / "quality.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        n = len(passes)
+        (t.dir / "quality.json").write_text(json.dumps({"runs": 1, "suites": {"arith": {
+            "status": "scored", "score": sum(passes) / n, "n": n, "passed": sum(passes), "reason": None}}}))
+    rows = {r["target_id"]: r for r in quality_rows(plan)}
+    r = rows["int4"]
+    assert r["baseline_score"] == pytest.approx(0.9) and r["drop_vs_baseline"] == pytest.approx(0.08)
+    assert r["drop_ci_low"] == pytest.approx(0.013939, abs=1e-5) and r["drop_ci_high"] == pytest.approx(0.146061, abs=1e-5)
+    assert rows["fp16"]["drop_vs_baseline"] is None and rows["fp16"]["drop_ci_low"] is None
