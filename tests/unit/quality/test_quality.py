@@ -312,5 +312,6 @@ def test_quality_rows_measure_the_drop_on_the_same_items_with_its_interval(tmp_p
     rows = {r["target_id"]: r for r in quality_rows(plan)}
     r = rows["int4"]
     assert r["baseline_score"] == pytest.approx(0.9) and r["drop_vs_baseline"] == pytest.approx(0.08)
-    assert r["drop_ci_low"] == pytest.approx(0.013939, abs=1e-5) and r["drop_ci_high"] == pytest.approx(0.146061, abs=1e-5)
+    assert r["drop_ci_low"] == pytest.approx(0.013939, abs=1e-5)
+    assert r["drop_ci_high"] == pytest.approx(0.146061, abs=1e-5)
     assert rows["fp16"]["drop_vs_baseline"] is None and rows["fp16"]["drop_ci_low"] is None
