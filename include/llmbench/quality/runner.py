@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import re
 import time
@@ -208,7 +209,8 @@ def run_quality(
 
             first = one(jobs[0])
             unsupported = first[2].unsupported
-            done = [first] if unsupported else [first, *pool.map(one, jobs[1:])]
+            # pool.map yields in item order as answers arrive: quality.jsonl stays readable while it runs
+            done = itertools.chain([first], () if unsupported else pool.map(one, jobs[1:]))
             counts = {"n": 0, "strict": 0, "flexible": 0, "truncated": 0, "tokens": 0, "reasoning": 0}
             for run, item, answer, seconds in done:
                 if answer.unsupported:
