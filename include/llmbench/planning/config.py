@@ -186,7 +186,10 @@ class BenchmarkConfig(_Strict):
                 raise ValueError(f"target {t.id!r}: a `quality` override needs the config's quality section")
             if t.quality.baseline is not None and t.quality.baseline not in ids:
                 raise ValueError(f"target {t.id!r}: quality.baseline: unknown target id {t.quality.baseline!r}")
-            t.quality.applied_to(self.quality)  # the merged section must itself be valid
+            try:  # the merged section must itself be valid
+                t.quality.applied_to(self.quality)
+            except ValidationError as e:
+                raise ValueError(f"target {t.id!r}: quality: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
         for t in self.targets:
             kind = self.backend_of(t)
             if not kind:
