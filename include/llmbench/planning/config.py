@@ -189,7 +189,8 @@ class BenchmarkConfig(_Strict):
             try:  # the merged section must itself be valid
                 t.quality.applied_to(self.quality)
             except ValidationError as e:
-                raise ValueError(f"target {t.id!r}: quality: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+                why = e.errors()[0]["msg"].removeprefix("Value error, ")
+                raise ValueError(f"target {t.id!r}: quality: {why}") from None
         for t in self.targets:
             kind = self.backend_of(t)
             if not kind:
