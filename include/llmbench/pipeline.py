@@ -216,16 +216,8 @@ def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
         return {"skipped": "the config has no quality section"}
     with stage(t, "quality"):
         endpoint = _backend(t, backend_kwargs).endpoint(handle)
-        q = t.quality
         return run_quality(
-            endpoint,
-            list(q.suites),
-            q.runs,
-            t.dir,
-            q.max_tokens,
-            q.request_timeout_s,
-            progress=_progress(t),
-            max_response_bytes=t.workload.max_response_bytes,
+            endpoint, t.quality, t.dir, progress=_progress(t), max_response_bytes=t.workload.max_response_bytes
         )
 
 

@@ -693,3 +693,42 @@ def offered_as_scheduled(send_lag_ms_p99: float | None, bound_ms: float) -> bool
     """Whether an open-loop level went out on time: its send lateness (send lag: actual send minus
     scheduled, connecting excluded) p99 within the bound; None without a sent request."""
     return None if send_lag_ms_p99 is None else send_lag_ms_p99 <= bound_ms
+
+
+Z_95 = 1.959963984540054  # the two-sided 95 % normal quantile
+
+
+def wilson_interval(passed: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
+    """A pass rate's 95 % Wilson score interval: unlike p +- z*sqrt(p(1-p)/n) it stays inside
+    [0, 1] and is not zero-width at 0/n or n/n, which small suites hit often. None when n is 0."""
+    if n <= 0:
+        return None
+    p = passed / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def detectable_drop(n: int, z: float = Z_95) -> float | None:
+    """The smallest score drop a suite of n graded answers can tell from noise at 95 %: the
+    worst-case (p = 0.5) half-width of the interval, z * 0.5 / sqrt(n). A one-point drop needs
+    n of about 9,600; 35 answers see only drops above ~17 points."""
+    return None if n <= 0 else z * 0.5 / n**0.5
+
+
+def paired_drop(baseline: Sequence[bool], target: Sequence[bool], z: float = Z_95) -> tuple[float, float, float] | None:
+    """The baseline's pass rate minus the target's on the SAME items (paired), with its 95 %
+    interval: (drop, low, high). Pairing removes the items' own difficulty from the noise: only
+    the discordant items count (b: baseline right and target wrong; c: the reverse); drop =
+    (b - c) / n, standard error sqrt(b + c - (b - c)^2 / n) / n (the Wald interval of a paired
+    difference). None without paired items."""
+    if len(baseline) != len(target):
+        raise ValueError(f"paired_drop: {len(baseline)} baseline answers but {len(target)} target answers")
+    n = len(baseline)
+    if n == 0:
+        return None
+    b = sum(1 for x, y in zip(baseline, target, strict=True) if x and not y)
+    c = sum(1 for x, y in zip(baseline, target, strict=True) if y and not x)
+    drop = (b - c) / n
+    se = max(0.0, b + c - (b - c) ** 2 / n) ** 0.5 / n
+    return drop, drop - z * se, drop + z * se

@@ -22,6 +22,7 @@ from llmbench.schemas.targets import (
     KNOWN_REGIONS,
     Price,
     PriceBasis,
+    QualityOverride,
     QualitySettings,
     Reference,
     Serving,
@@ -56,6 +57,8 @@ class TargetSpec(_Strict):
     # What this target's workload changes from the config's (issue 28: one config, one target per
     # workload kind on the same server): merged over `workload:` and validated as one (workload_of).
     workload: dict[str, Any] | None = None
+    # This target's changes to the config's quality section (its baseline, a temperature, ...).
+    quality: QualityOverride | None = None
 
     @field_validator("backend")
     @classmethod
@@ -201,6 +204,18 @@ class BenchmarkConfig(_Strict):
             raise ValueError(f"duplicate target ids: {dupes}")
         if self.quality is not None and self.quality.baseline is not None and self.quality.baseline not in ids:
             raise ValueError(f"quality.baseline: unknown target id {self.quality.baseline!r}; allowed: {ids}")
+        for t in self.targets:
+            if t.quality is None:
+                continue
+            if self.quality is None:
+                raise ValueError(f"target {t.id!r}: a `quality` override needs the config's quality section")
+            if t.quality.baseline is not None and t.quality.baseline not in ids:
+                raise ValueError(f"target {t.id!r}: quality.baseline: unknown target id {t.quality.baseline!r}")
+            try:  # the merged section must itself be valid
+                t.quality.applied_to(self.quality)
+            except ValidationError as e:
+                why = e.errors()[0]["msg"].removeprefix("Value error, ")
+                raise ValueError(f"target {t.id!r}: quality: {why}") from None
         for t in self.targets:
             kind = self.backend_of(t)
             if not kind:

@@ -213,7 +213,7 @@ def plan_checked(
                 estimated_endpoint_hours=hours,
                 estimated_usd=usd,
                 warnings=checked.warnings,
-                quality=cfg.quality,
+                quality=t.quality.applied_to(cfg.quality) if t.quality and cfg.quality else cfg.quality,
                 dataset=datasets[t.id],
                 # hourly paths only: a per-token API has no instance whose capacity matters
                 capacity=cfg.capacity if price.basis == "per_hour" else None,

@@ -64,7 +64,8 @@ def history_weeks(pp: Any, wow: Any) -> list[HistoryWeek]:
         return []
     pp = pp.copy()
     pp["logical_date"] = pd.to_datetime(pp["logical_date"])
-    pp["week"] = (pp["logical_date"] - pd.to_timedelta(pp["logical_date"].dt.day_of_week, unit="D")).dt.strftime("%Y-%m-%d")
+    monday = pp["logical_date"] - pd.to_timedelta(pp["logical_date"].dt.day_of_week, unit="D")
+    pp["week"] = monday.dt.strftime("%Y-%m-%d")
     pp["workload"] = pp["workload_label"].fillna("default") if "workload_label" in pp.columns else "default"
     instance = pp["instance_type"].fillna("").astype(str) if "instance_type" in pp.columns else None
     pp["path"] = pp["target_id"].astype(str)

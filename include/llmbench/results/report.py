@@ -861,6 +861,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "usd_per_m_total_tokens",
                     "headline_basis",
                     "quality_score",
+                    "quality_ci_low",
+                    "quality_ci_high",
                     "quality_passed",
                     "break_even_output_tokens_per_s",
                     "roofline_efficiency",
@@ -916,8 +918,9 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
         body += [
             "<h2>Correctness</h2>",
             "<p>Each suite's items sent to each target after warm-up, outside the timed levels, and graded "
-            "without a judge model (tool_call: the tool, its JSON arguments and the filter's meaning; exact: "
-            "normalised exact match). A target that fails the quality gate is never best under the SLO. "
+            "without a judge model (tool_call: the tool, its JSON arguments and the filter's meaning; others: "
+            "strict, the format asked for, and flexible, the last number or the answer contained; "
+            "docs/quality.md). A target whose quality_passed is false is never best under the SLO. "
             "Every answer and the grader's reason: <code>quality.jsonl</code> in the target's folder.</p>",
             table(
                 quality,
@@ -926,14 +929,22 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                     "suite",
                     "status",
                     "score",
+                    "score_strict",
+                    "score_flexible",
+                    "flexible_ci_low",
+                    "flexible_ci_high",
                     "n_passed",
                     "n",
+                    "n_truncated",
+                    "detectable_drop",
                     "min_score",
                     "quality_ci_low",
                     "quality_ci_high",
                     "baseline_target_id",
                     "baseline_score",
                     "drop_vs_baseline",
+                    "drop_ci_low",
+                    "drop_ci_high",
                     "reason",
                 ],
             ),
