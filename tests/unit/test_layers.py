@@ -23,7 +23,8 @@ from llmbench.schemas.records import COLUMNS, RequestRecord, request_schema
 # What publish adds to each record in the warehouse's requests table.
 PUBLISH_COLUMNS = {"run_key": "VARCHAR", "target_id": "VARCHAR", "validation_passed": "BOOLEAN"}
 ARROW_TO_SQL = {pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
-                pa.bool_(): "BOOLEAN", pa.list_(pa.float64()): "DOUBLE[]"}
+                pa.bool_(): "BOOLEAN", pa.list_(pa.float64()): "DOUBLE[]",
+                pa.list_(pa.int32()): "INTEGER[]"}
 
 
 def test_warehouse_requests_table_has_the_records_columns_and_types(tmp_path):
@@ -40,7 +41,7 @@ def test_warehouse_requests_table_has_the_records_columns_and_types(tmp_path):
 
 def test_the_parquet_schema_is_the_records_fields_in_order_and_a_json_line_round_trips():
     assert request_schema().names == list(COLUMNS) == list(RequestRecord.__dataclass_fields__)
-    assert len(COLUMNS) == 29 and COLUMNS[21:24] == ("repeat", "arrival_rate_rps", "send_retried")
+    assert len(COLUMNS) == 31 and COLUMNS[21:24] == ("repeat", "arrival_rate_rps", "send_retried")
     assert COLUMNS[24:] == ("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms")
     rec = RequestRecord(
         concurrency=4, request_index=7, worker=-1, ok=True, error_kind=None, error_detail=None, http_status=200,
