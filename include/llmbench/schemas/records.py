@@ -80,7 +80,9 @@ class RequestRecord:
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(RequestRecord))
 # Columns a record of an older run may lack (requests.jsonl written before them): their defaults.
-_DEFAULTED = frozenset(("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms", "chunk_tokens", "chunk_tokens_source"))
+_DEFAULTED = frozenset(
+    ("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms", "chunk_tokens", "chunk_tokens_source")
+)
 _values = attrgetter(*COLUMNS)
 
 

@@ -21,8 +21,8 @@ def vchunk(content, completion_tokens, finish=None):
 
 
 def final_usage(completion_tokens):
-    return b"data: " + json.dumps({"choices": [], "usage": {"prompt_tokens": 20,
-                                                            "completion_tokens": completion_tokens}}).encode() + b"\n\n"  # fmt: skip
+    usage = {"prompt_tokens": 20, "completion_tokens": completion_tokens}
+    return b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n"
 
 
 def record(items, end_ms=400):
@@ -81,6 +81,7 @@ def test_a_level_reports_per_token_itl_and_the_chunk_gap_separately():
 def test_llama_server_shape_falls_back_to_one_token_per_content_chunk():
     """Usage only at the end (llama-server ignores continuous_usage_stats): one token a content
     chunk, and the method says so; the per-token ITL is then the chunk gap."""
+
     def chunk(content, finish=None):
         return b"data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": content} if content else {},
                                                     "finish_reason": finish}]}).encode() + b"\n\n"  # fmt: skip
