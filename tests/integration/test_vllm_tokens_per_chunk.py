@@ -1,9 +1,9 @@
-"""Tokens per chunk on the real vLLM (CPU, `make vllm`): with n-gram speculation a streamed chunk
-carries several tokens, and the record counts them from vLLM's per-chunk usage
-(continuous_usage_stats), so the level's per-token ITL is below its inter-chunk gap while TPOT keeps
-its definition; without speculation every chunk carries one token and the two are the same.
-One vLLM at a time (each about 5 GB and both cores): the speculative one, then the plain one.
-Skipped with one line when the vLLM venv is absent."""
+"""Tokens per chunk on the real vLLM (CPU, `make vllm`) and the real llama-server. With n-gram
+speculation a streamed vLLM chunk carries several tokens and the record counts them from vLLM's
+per-chunk usage (continuous_usage_stats), so the level's per-token ITL is below its inter-chunk gap
+while TPOT keeps its definition; without speculation every chunk carries one token and the two are
+the same. One vLLM at a time (each about 5 GB and both cores): the speculative one, then the plain
+one. The vLLM tests are skipped with one line when the vLLM venv is absent."""
 
 import json
 
@@ -82,3 +82,18 @@ def test_without_speculation_each_chunk_carries_one_token(tmp_path):
     _check_records(records)
     assert level["tokens_per_chunk_max"] == 1 and level["multi_token_chunk_frac"] == 0, level
     assert level["itl_ms_p50"] == level["chunk_gap_ms_p50"]
+
+
+def test_llama_server_ignores_the_option_and_counts_one_token_a_content_chunk(local_server, tmp_path):
+    """llama-server gives usage once at the end, whatever continuous_usage_stats asks: the records
+    fall back to one token per content chunk and say so. Last in the module: vLLM is stopped by then."""
+    backend = OpenAIBackend()
+    handle = backend.attach(local_server["base_url"] + "/v1")
+    backend.wait_ready(handle, 60)
+    result = run_sweep(backend.endpoint(handle), {**CODE_EDIT, "requests_per_level": 3}, tmp_path)
+    records = [json.loads(x) for x in result.requests_path.with_suffix(".jsonl").read_text().splitlines()]
+    for r in records:
+        assert r["ok"] and r["output_tokens"] == 48 and r["chunk_tokens_source"] == "content", r
+        assert r["chunk_tokens"] == [1] * r["content_chunks"]
+    (level,) = result.levels
+    assert level["chunk_tokens_source"] == "content" and level["itl_ms_p50"] == level["chunk_gap_ms_p50"]

@@ -69,7 +69,7 @@ def per_token_itl_ms(chunk_gap_ms: Sequence[float], chunk_tokens: Sequence[int])
     took gap / k, not one token that took the gap; vllm-project/vllm#35471 is that mistake for
     throughput). chunk_tokens: the tokens of every chunk, the first included (RequestRecord);
     empty: one each (a record without per-chunk counts)."""
-    if not chunk_tokens:
+    if len(chunk_tokens) == 0:  # len: a list, or an array read back from Parquet
         return list(chunk_gap_ms)
     out: list[float] = []
     for gap_ms, k in zip(chunk_gap_ms, chunk_tokens[1:], strict=False):
