@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from llmbench.schemas.records import RequestRecord
 
 PERCENTILES = (50, 90, 95, 99)
-DISTRIBUTIONS = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+DISTRIBUTIONS = ("ttft_ms", "itl_ms", "chunk_gap_ms", "tpot_ms", "e2e_ms")
 ERROR_KINDS = (
     "http_status",
     "timeout",
@@ -46,16 +46,42 @@ CLIENT_CPU_SATURATED_PCT = 70.0
 SEND_LAG_SATURATED_MS_P99 = 10.0
 
 
-def request_timings(send_ns: int, content_ns: Sequence[int], end_ns: int, output_tokens: int) -> dict[str, Any]:
-    """ttft_ms: send -> first content chunk; itl_ms: every gap between consecutive content chunks;
-    e2e_ms: send -> last byte; tpot_ms: (e2e - ttft) / (output_tokens - 1), None for one token."""
+def request_timings(
+    send_ns: int, content_ns: Sequence[int], end_ns: int, output_tokens: int, chunk_ns: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """ttft_ms: send -> first content chunk; itl_ms: every gap between consecutive chunks that
+    carried tokens (chunk_ns; by default the content chunks), the inter-chunk gap, not yet per
+    token (per_token_itl_ms); e2e_ms: send -> last byte; tpot_ms: (e2e - ttft) / (output_tokens - 1),
+    None for one token: the per-token mean whatever the chunks carried."""
     e2e_ms = (end_ns - send_ns) / NS_PER_MS
     if not content_ns:
         return {"ttft_ms": None, "itl_ms": [], "tpot_ms": None, "e2e_ms": e2e_ms}
     ttft_ms = (content_ns[0] - send_ns) / NS_PER_MS
-    itl_ms = [(b - a) / NS_PER_MS for a, b in zip(content_ns, content_ns[1:], strict=False)]
+    arrivals = content_ns if chunk_ns is None else chunk_ns
+    itl_ms = [(b - a) / NS_PER_MS for a, b in zip(arrivals, arrivals[1:], strict=False)]
     tpot_ms = (e2e_ms - ttft_ms) / (output_tokens - 1) if output_tokens > 1 else None
     return {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
+
+
+def per_token_itl_ms(chunk_gap_ms: Sequence[float], chunk_tokens: Sequence[int]) -> list[float]:
+    """Per-token inter-token latency of one request: each inter-chunk gap shared by the k tokens
+    of the chunk that ended it, gap / k, once per token (a k-token chunk is k tokens that each
+    took gap / k, not one token that took the gap; vllm-project/vllm#35471 is that mistake for
+    throughput). chunk_tokens: the tokens of every chunk, the first included (RequestRecord);
+    empty: one each (a record without per-chunk counts)."""
+    if len(chunk_tokens) == 0:  # len: a list, or an array read back from Parquet
+        return list(chunk_gap_ms)
+    out: list[float] = []
+    for gap_ms, k in zip(chunk_gap_ms, chunk_tokens[1:], strict=False):
+        if k > 0:
+            out.extend([gap_ms / k] * k)
+    return out
+
+
+def chunk_tokens_of(r: RequestRecord) -> list[int]:
+    """The tokens each chunk behind r.itl_ms carried: r.chunk_tokens, or one each for a record
+    without them."""
+    return list(r.chunk_tokens) if len(r.chunk_tokens) else [1] * (len(r.itl_ms) + 1)
 
 
 def distribution(values: Iterable[float | None], name: str) -> dict[str, float | None]:
@@ -115,7 +141,9 @@ def summarize_level(
         "sends_retried": sum(1 for r in records if r.send_retried),
     }
     row.update(distribution((r.ttft_ms for r in ok), "ttft_ms"))
-    row.update(distribution((gap for r in ok for gap in r.itl_ms), "itl_ms"))
+    row.update(distribution((itl for r in ok for itl in per_token_itl_ms(r.itl_ms, r.chunk_tokens)), "itl_ms"))
+    row.update(distribution((gap for r in ok for gap in r.itl_ms), "chunk_gap_ms"))
+    row.update(chunk_tokens_level(ok))
     row.update(distribution((r.tpot_ms for r in ok), "tpot_ms"))
     row.update(distribution((r.e2e_ms for r in ok), "e2e_ms"))
     row.update(distribution((r.send_lag_ms for r in records), "send_lag_ms"))
@@ -145,9 +173,9 @@ def goodput(records: Sequence[RequestRecord], window_s: float, slo: Slo | None) 
 
 def _request_values(record: RequestRecord, metric: str) -> list[float]:
     """One request's values of an SLO metric: its ttft, tpot or e2e (one value, none where
-    undefined), or every inter-token gap (itl)."""
+    undefined), or its per-token inter-token latencies (itl: per_token_itl_ms, as the level's itl_ms_*)."""
     if metric == "itl":
-        return list(record.itl_ms)
+        return per_token_itl_ms(record.itl_ms, record.chunk_tokens)
     v = getattr(record, f"{metric}_ms")
     return [] if v is None else [float(v)]
 
@@ -187,6 +215,23 @@ def latency_objectives_met(records: Sequence[RequestRecord], slo: Slo) -> bool |
     return True
 
 
+def chunk_tokens_level(ok: Sequence[RequestRecord]) -> dict[str, Any]:
+    """How many tokens a level's chunks carried (successful requests): tokens_per_chunk_mean and
+    _max, multi_token_chunk_frac (the chunks carrying more than one), and chunk_tokens_source:
+    how they were counted (usage: per-chunk usage; content: one per content chunk; mixed)."""
+    counts = [k for r in ok for k in chunk_tokens_of(r)]
+    sources = sorted({r.chunk_tokens_source for r in ok})
+    if not counts:
+        return {"tokens_per_chunk_mean": None, "tokens_per_chunk_max": None, "multi_token_chunk_frac": None,
+                "chunk_tokens_source": None}  # fmt: skip
+    return {
+        "tokens_per_chunk_mean": sum(counts) / len(counts),
+        "tokens_per_chunk_max": max(counts),
+        "multi_token_chunk_frac": sum(1 for k in counts if k > 1) / len(counts),
+        "chunk_tokens_source": sources[0] if len(sources) == 1 else "mixed",
+    }
+
+
 def _by_repeat(records: Sequence[RequestRecord]) -> list[list[RequestRecord]]:
     groups: dict[int, list[RequestRecord]] = {}
     for r in records:
@@ -198,9 +243,9 @@ def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
     """The level without its ramp-up and tail. Ramp-up: until the first request completes, every
     stream is still in its first request, all sent at once. Tail: after the last request was sent,
     streams only drain. Between the two the closed loop holds its concurrency; over that window
-    (each repeat's, summed): output tokens whose chunk arrived inside it (a chunk counts
-    output_tokens / content_chunks of its request's tokens) per second, and TTFT of the requests
-    sent inside it. None when the level was too short to have such a window."""
+    (each repeat's, summed): output tokens whose chunk arrived inside it (a chunk counts the
+    tokens per-chunk usage gave it, else output_tokens / chunks of its request's tokens) per
+    second, and TTFT of the requests sent inside it. None when the level was too short to have such a window."""
     keys = ("steady_window_s", "steady_requests", "steady_output_tokens_per_s", "steady_ttft_ms_p50")
     tokens, window_s, inside = 0.0, 0.0, []
     for rep in _by_repeat(records):
@@ -213,8 +258,11 @@ def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
             chunk_ns: list[float] = [float(r.first_content_ns or 0)]  # ok: every r has a first chunk
             for gap_ms in r.itl_ms:
                 chunk_ns.append(chunk_ns[-1] + gap_ms * NS_PER_MS)
-            per_chunk = r.output_tokens / max(1, len(chunk_ns))
-            tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
+            if r.chunk_tokens_source == "usage":  # each chunk's own count
+                tokens += sum(k for t, k in zip(chunk_ns, r.chunk_tokens, strict=False) if start_ns <= t <= end_ns)
+            else:
+                per_chunk = r.output_tokens / max(1, len(chunk_ns))
+                tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
         inside += [r for r in ok if start_ns <= r.send_ns <= end_ns]
         window_s += (end_ns - start_ns) / 1e9
     if window_s <= 0:

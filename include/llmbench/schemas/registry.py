@@ -64,6 +64,13 @@ class StreamParse:
     usage: dict[str, Any] | None
     error_kind: str | None = None
     error_detail: str | None = None
+    # Chunks that carried tokens by their cumulative usage (continuous_usage_stats): arrival times
+    # and tokens each, empty chunks included (with ignore_eos, vLLM streams the tokens after an
+    # end-of-sequence with no content); the last cumulative count; content chunks without usage.
+    token_ns: list[int] = field(default_factory=list)
+    token_counts: list[int] = field(default_factory=list)
+    completion_tokens_seen: int = 0
+    content_without_usage: int = 0
 
     def misshapen(self, what: str, value: Any) -> StreamParse:
         """A chunk that parsed but is not the shape the API defines: the record fails with
