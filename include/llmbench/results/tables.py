@@ -19,19 +19,9 @@ from llmbench.results.events import read_events
 from llmbench.schemas import registry
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
 from llmbench.schemas.workload import Workload, length_mean
+from llmbench.warehouse.store import TABLES
 
-TABLE_NAMES = (
-    "runs",
-    "targets",
-    "levels",
-    "requests",
-    "price_performance",
-    "break_even",
-    "reference",
-    "quality",
-    "capacity",
-    "traffic_cost",
-)
+TABLE_NAMES = TABLES  # the warehouse's tables, in publish order (one list: warehouse.store)
 QUALITY_SUITES = ("tool_call", "exact")  # each has a targets column quality_score_<suite>
 
 
