@@ -1,6 +1,7 @@
 """llmbench_dashboard: runs whenever llm_benchmark publishes (Asset `llmbench_price_performance`)
 and rebuilds the plain table llmbench.dashboard_summary that dashboards read, in the warehouse the
-run published to (the Asset event carries it: a DuckDB path, or a PostgreSQL/Redshift connection)."""
+run published to (the Asset event carries it: a DuckDB path, or a PostgreSQL/Redshift connection),
+and the history page (<data folder>/history.html: the weekly trend per config, path and workload)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,17 @@ def llmbench_dashboard():
             published_warehouse(ctx["params"]["warehouse_conn_id"], ctx.get("triggering_asset_events"))
         )
 
-    refresh_summary()
+    @task
+    def write_history() -> str:
+        from llmbench import pipeline
+        from llmbench_airflow import published_warehouse
+
+        ctx = get_current_context()
+        return pipeline.history(
+            published_warehouse(ctx["params"]["warehouse_conn_id"], ctx.get("triggering_asset_events"))
+        )
+
+    refresh_summary() >> write_history()
 
 
 llmbench_dashboard()

@@ -10,6 +10,7 @@ Raw results live under the run folder:
                          quality_validation.json, teardown.json, llama-server.log}
   <run_dir>/tables/<table>.parquet          (what publish writes to the warehouse)
   <run_dir>/report.html
+and, built from the warehouse after each publish, <data folder>/history.html.
 Every stage appends to events.jsonl, so a failed target says where and why, whichever process
 ran it.
 """
@@ -215,16 +216,8 @@ def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
         return {"skipped": "the config has no quality section"}
     with stage(t, "quality"):
         endpoint = _backend(t, backend_kwargs).endpoint(handle)
-        q = t.quality
         return run_quality(
-            endpoint,
-            list(q.suites),
-            q.runs,
-            t.dir,
-            q.max_tokens,
-            q.request_timeout_s,
-            progress=_progress(t),
-            max_response_bytes=t.workload.max_response_bytes,
+            endpoint, t.quality, t.dir, progress=_progress(t), max_response_bytes=t.workload.max_response_bytes
         )
 
 
@@ -237,7 +230,24 @@ def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, st
         result = run_sweep(
             endpoint, t.workload, t.dir, slo=t.slo, progress=_progress(t), record_hook=chaos.record_hook(t.target_id)
         )
+        if t.capacity is not None:
+            capacity_search(t, endpoint, result.levels)
         return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
+
+
+def capacity_search(t: ResolvedTarget, endpoint: Any, swept: list[dict[str, Any]]) -> None:
+    """The capacity search after the sweep (loadgen.capacity): its probes become levels of the
+    target (levels.parquet, requests.*), its result <target dir>/capacity.json."""
+    import dataclasses
+
+    from llmbench.loadgen.capacity import append_probe_levels, run_capacity_search
+
+    assert t.capacity is not None
+    result, rows = run_capacity_search(
+        endpoint, t.workload, t.dir, t.slo, t.capacity, t.validation.max_error_rate, _progress(t), swept
+    )
+    append_probe_levels(t.dir, rows)
+    (t.dir / "capacity.json").write_text(json.dumps(dataclasses.asdict(result), indent=1))
 
 
 def validate(target: Target, swept: dict[str, str]) -> dict[str, Any]:
@@ -324,6 +334,17 @@ def report(run_dir: str) -> str:
     from llmbench.results.report import write_report
 
     return str(write_report(load_tables(run_dir), Path(run_dir) / "report.html"))
+
+
+def history(target: Path | str | None = None, out: Path | str | None = None) -> str:
+    """Write the history page of the warehouse `target` (default: the data folder's DuckDB file)
+    to `out` (default <data folder>/history.html); after each publish (the dashboard DAG) and on
+    demand (`llmbench history`). Returns its path."""
+    from llmbench import paths
+    from llmbench.results.history import write_history
+
+    page = Path(out) if out else paths.data_home() / "history.html"
+    return str(write_history(page, target))
 
 
 def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:

@@ -96,3 +96,9 @@ def test_dag_module_has_no_heavy_top_level_imports():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_dashboard_writes_the_history_page_after_the_summary(dagbag):
+    dag = dagbag.dags["llmbench_dashboard"]
+    assert {t.task_id for t in dag.tasks} == {"refresh_summary", "write_history"}
+    assert dag.get_task("write_history").upstream_task_ids == {"refresh_summary"}

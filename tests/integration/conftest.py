@@ -99,26 +99,3 @@ def dags_test(env: dict, date: str, conf: dict) -> subprocess.CompletedProcess:
         [str(BIN / "airflow"), "dags", "test", "llm_benchmark", date, "-c", json.dumps(conf)],
         env=env, capture_output=True, text=True, timeout=1200,
     )
-
-
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--virtual-time-budget=5000"]
-
-
-def render_in_chromium(html_path: Path, tmp_path: Path) -> tuple[str, Path]:
-    """Open a page in Debian's headless Chromium (`make browser`): (the DOM after load, a PNG)."""
-    import shutil
-
-    chromium = shutil.which("chromium")
-    assert chromium, "chromium not installed: run `make browser`"
-    profile = tmp_path / "chromium-profile"
-    url = html_path.resolve().as_uri()
-    dom = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
-                         capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    png = tmp_path / "report.png"
-    shot = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--screenshot={png}",
-                           "--window-size=1400,3000", url], capture_output=True, text=True, timeout=120)
-    assert shot.returncode == 0 and png.exists(), shot.stderr[-2000:]
-    return dom.stdout, png

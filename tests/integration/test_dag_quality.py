@@ -77,3 +77,43 @@ def test_a_failed_target_and_one_failing_the_quality_gate_are_recorded_others_pu
                 "target_id = 'broken-flag'", run_key) == [(False,)]
     assert rows(airflow_env, "SELECT status, targets_failed, targets_quality_failed FROM llmbench.runs "
                 "WHERE run_key = ?", run_key) == [("partial", 1, 2)]
+
+
+def test_the_local_gate_fails_a_degraded_target_of_the_same_model_and_passes_the_normal_one(airflow_env, tmp_path):
+    """The embedded default's gate can fail: the local config's own quality section (single-digit
+    arithmetic, flexible grading, min_score 0.3) on two targets of the same SmolLM2-135M server
+    settings, one asked at temperature 2.0. The normal one scores clearly above zero and passes;
+    the degraded one falls below the minimum, fails the gate and is never best under the SLO."""
+    cfg = yaml.safe_load((paths.CONFIG_DIR / "local.yaml").read_text())
+    arithmetic = next(s for s in cfg["quality"]["suites"] if isinstance(s, dict) and s["kind"] == "arithmetic")
+    cfg["name"] = "degraded"
+    cfg["slo"] = {"ttft_ms": 600000, "tpot_ms": 60000}  # every level meets it: the gate alone decides
+    cfg["workload"]["request_timeout_s"] = 900
+    cfg["quality"] = {**cfg["quality"], "suites": [arithmetic]}  # the gated suite only: one DAG run's time
+    four = next(t for t in cfg["targets"] if t["serving"]["parallel"] == 4)
+    cfg["targets"] = [
+        {**four, "id": "normal"},
+        {**four, "id": "hot", "serving": {**four["serving"], "name": "hot"}, "quality": {"temperature": 2.0}},
+    ]
+    path = tmp_path / "degraded.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    r = dags_test(airflow_env, "2026-12-15", {"config": str(path), "concurrency": [1], "requests_per_level": 1})
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "quality gate failed" in out and "hot" in out, out[-3000:]
+    run_key = "degraded-2026-12-15"
+    assert servers_left(airflow_env, run_key) == []
+    got = {t: rest for t, *rest in rows(
+        airflow_env, "SELECT target_id, status, n, score, score_strict, score_flexible, flexible_ci_low, "
+        "flexible_ci_high, min_score, detectable_drop FROM llmbench.quality WHERE run_key = ?", run_key)}
+    minimum = cfg["quality"]["min_score"]["arithmetic"]
+    for target_id, (status, n, score, strict, flexible, low, high, min_score, detectable) in got.items():
+        print(target_id, f"strict {strict:.3f} flexible {flexible:.3f} [{low:.3f}, {high:.3f}] n={n}")
+        assert status == "scored" and n == arithmetic["size"] and min_score == minimum
+        assert score == flexible and low <= flexible <= high and detectable > 0
+    assert got["normal"][4] >= minimum > got["hot"][4]  # flexible scores either side of the minimum
+    assert got["normal"][4] > 0.2  # clearly above zero
+    t = dict(rows(airflow_env, "SELECT target_id, quality_passed FROM llmbench.targets WHERE run_key = ?", run_key))
+    assert t == {"normal": True, "hot": False}
+    best = dict(rows(airflow_env, "SELECT target_id, bool_or(best_under_slo) FROM llmbench.price_performance "
+                     "WHERE run_key = ? GROUP BY target_id", run_key))
+    assert best == {"normal": True, "hot": False}

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from llmbench import quality
 from llmbench.backends.bedrock.wire import tool_config
+from llmbench.schemas.targets import QualitySettings
 from llmbench.testing import bedrock_runtime, sagemaker_runtime
 from llmbench.testing._serve import BackgroundServer
 from tests.integration.test_bedrock_wire import MODEL, bedrock_endpoint, boto_client
@@ -21,6 +22,10 @@ from tests.integration.test_sagemaker_wire import AK, SK, sagemaker_endpoint
 pytestmark = pytest.mark.integration
 
 SIZES = {"exact": len(quality.EXACT_ITEMS), "tool_call": len(quality.TOOL_ITEMS)}
+
+
+def settings(suites, max_tokens=96):
+    return QualitySettings(suites=suites, runs=1, max_tokens=max_tokens, request_timeout_s=120)
 
 
 def wire_server(wire, upstream):
@@ -42,7 +47,7 @@ def test_quality_over_the_wire_against_the_real_model(wire, local_server, tmp_pa
         ep = endpoint(srv.url)
         assert ep.wire == wire
         # 8 tokens: the model's first words are all the grader needs, and two shared cores make ~7 per second
-        s = quality.run_quality(ep, ["tool_call", "exact"], 1, tmp_path, max_tokens=8, timeout_s=120)
+        s = quality.run_quality(ep, settings(["tool_call", "exact"], max_tokens=8), tmp_path)
         stats = app[stats_key]
     lines = graded(tmp_path)
     assert json.loads((tmp_path / "quality.json").read_text()) == s
@@ -122,9 +127,10 @@ def test_tool_calls_round_trip_through_the_wire(wire, tmp_path):
     with BackgroundServer(scripted_upstream(received)) as upstream:
         app, _, endpoint = wire_server(wire, upstream.url)
         with BackgroundServer(app) as srv:
-            s = quality.run_quality(endpoint(srv.url), ["tool_call", "exact"], 1, tmp_path, max_tokens=48)
-    assert s["suites"]["tool_call"] == {"status": "scored", "score": 1.0, "n": SIZES["tool_call"],
-                                        "passed": SIZES["tool_call"], "reason": None}
+            s = quality.run_quality(endpoint(srv.url), settings(["tool_call", "exact"], max_tokens=48), tmp_path)
+    tc = s["suites"]["tool_call"]
+    assert {k: tc[k] for k in ("status", "score", "n", "passed", "reason")} == {
+        "status": "scored", "score": 1.0, "n": SIZES["tool_call"], "passed": SIZES["tool_call"], "reason": None}
     assert s["suites"]["exact"]["score"] == 1.0
     tool_lines = [x for x in graded(tmp_path) if x["suite"] == "tool_call"]
     by_item = {i.id: i for i in quality.TOOL_ITEMS}
@@ -177,6 +183,6 @@ def test_a_model_server_refusing_tools_is_unsupported_over_each_wire(tmp_path):
         for wire in ("sagemaker", "bedrock"):
             app, _, endpoint = wire_server(wire, upstream.url)
             with BackgroundServer(app) as srv:
-                s = quality.run_quality(endpoint(srv.url), ["tool_call"], 1, tmp_path / wire)
+                s = quality.run_quality(endpoint(srv.url), settings(["tool_call"]), tmp_path / wire)
             assert s["suites"]["tool_call"]["status"] == "unsupported", (wire, s)
             assert "--jinja" in s["suites"]["tool_call"]["reason"], (wire, s)

@@ -19,6 +19,7 @@ from llmbench.planning.plan import plan
 from llmbench.results import codeversion
 from llmbench.results.retention import prune_raw_results
 
+from .browser import assert_reads_well, open_page
 from .conftest import ROOT, llama_server_pids
 
 pytestmark = pytest.mark.integration
@@ -81,6 +82,17 @@ def test_reprocess_recomputes_published_weeks_from_raw_results(tmp_path, monkeyp
     wow = _table(db, "v_week_over_week", "concurrency")
     assert not wow["comparable"].any() and wow["regression"].isna().all()
     assert wow["not_comparable"].str.contains("different code").all()
+    # issue 31: the history page of these two weeks (`llmbench history`) and week 2's report, opened
+    # as a person would; screenshots in week 2's run folder.
+    assert cli.main(["history", "--warehouse", str(db), "--out", str(tmp_path / "history.html")]) == 0
+    page = (tmp_path / "history.html").read_text()
+    assert "2 week(s), 1 path(s)" in page and "1 week(s) not comparable" in page  # week 2: other code
+    history = open_page(tmp_path / "history.html", Path(week2) / "history.png", tmp_path / "chromium-history")
+    assert_reads_well(history)
+    report = open_page(Path(week2) / "report.html", Path(week2) / "report.png", tmp_path / "chromium-report")
+    assert_reads_well(report)
+    assert report.winner == "smollm2-q4_1-1slot" and report.headline.startswith(
+        "Cheapest path meeting the SLO: smollm2-q4_1-1slot at concurrency")
     events = {p: p.read_bytes() for d in (week1, week2) for p in Path(d).glob("*/events.jsonl")}
     servers = llama_server_pids()
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from llmbench.schemas.records import RequestRecord
 
 PERCENTILES = (50, 90, 95, 99)
-DISTRIBUTIONS = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms")
+DISTRIBUTIONS = ("ttft_ms", "itl_ms", "chunk_gap_ms", "tpot_ms", "e2e_ms")
 ERROR_KINDS = (
     "http_status",
     "timeout",
@@ -46,16 +46,42 @@ CLIENT_CPU_SATURATED_PCT = 70.0
 SEND_LAG_SATURATED_MS_P99 = 10.0
 
 
-def request_timings(send_ns: int, content_ns: Sequence[int], end_ns: int, output_tokens: int) -> dict[str, Any]:
-    """ttft_ms: send -> first content chunk; itl_ms: every gap between consecutive content chunks;
-    e2e_ms: send -> last byte; tpot_ms: (e2e - ttft) / (output_tokens - 1), None for one token."""
+def request_timings(
+    send_ns: int, content_ns: Sequence[int], end_ns: int, output_tokens: int, chunk_ns: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """ttft_ms: send -> first content chunk; itl_ms: every gap between consecutive chunks that
+    carried tokens (chunk_ns; by default the content chunks), the inter-chunk gap, not yet per
+    token (per_token_itl_ms); e2e_ms: send -> last byte; tpot_ms: (e2e - ttft) / (output_tokens - 1),
+    None for one token: the per-token mean whatever the chunks carried."""
     e2e_ms = (end_ns - send_ns) / NS_PER_MS
     if not content_ns:
         return {"ttft_ms": None, "itl_ms": [], "tpot_ms": None, "e2e_ms": e2e_ms}
     ttft_ms = (content_ns[0] - send_ns) / NS_PER_MS
-    itl_ms = [(b - a) / NS_PER_MS for a, b in zip(content_ns, content_ns[1:], strict=False)]
+    arrivals = content_ns if chunk_ns is None else chunk_ns
+    itl_ms = [(b - a) / NS_PER_MS for a, b in zip(arrivals, arrivals[1:], strict=False)]
     tpot_ms = (e2e_ms - ttft_ms) / (output_tokens - 1) if output_tokens > 1 else None
     return {"ttft_ms": ttft_ms, "itl_ms": itl_ms, "tpot_ms": tpot_ms, "e2e_ms": e2e_ms}
+
+
+def per_token_itl_ms(chunk_gap_ms: Sequence[float], chunk_tokens: Sequence[int]) -> list[float]:
+    """Per-token inter-token latency of one request: each inter-chunk gap shared by the k tokens
+    of the chunk that ended it, gap / k, once per token (a k-token chunk is k tokens that each
+    took gap / k, not one token that took the gap; vllm-project/vllm#35471 is that mistake for
+    throughput). chunk_tokens: the tokens of every chunk, the first included (RequestRecord);
+    empty: one each (a record without per-chunk counts)."""
+    if len(chunk_tokens) == 0:  # len: a list, or an array read back from Parquet
+        return list(chunk_gap_ms)
+    out: list[float] = []
+    for gap_ms, k in zip(chunk_gap_ms, chunk_tokens[1:], strict=False):
+        if k > 0:
+            out.extend([gap_ms / k] * k)
+    return out
+
+
+def chunk_tokens_of(r: RequestRecord) -> list[int]:
+    """The tokens each chunk behind r.itl_ms carried: r.chunk_tokens, or one each for a record
+    without them."""
+    return list(r.chunk_tokens) if len(r.chunk_tokens) else [1] * (len(r.itl_ms) + 1)
 
 
 def distribution(values: Iterable[float | None], name: str) -> dict[str, float | None]:
@@ -76,13 +102,16 @@ def summarize_level(
     slo_ttft_ms: float | None = None,
     slo_tpot_ms: float | None = None,
     client_cpu_s: float | None = None,
+    slo: Slo | None = None,
 ) -> dict[str, Any]:
     """One level's row from its request records (records.RequestRecord, built by wire.build_record).
 
     window_s: first send -> last completion over every attempted request (summed over the
     level's repeats: the pauses between repeats are nobody's throughput). Throughputs count
     successful requests only. achieved_concurrency: sum of request durations / window, evidence
-    that the client really held the level's concurrency.
+    that the client really held the level's concurrency. With an SLO (`slo`, or the old form's
+    slo_ttft_ms and slo_tpot_ms): goodput (goodput_rps, goodput_output_tokens_per_s) and whether the
+    level's latencies meet every objective (slo_latency_met; the error bound is level_meets_slo's).
     """
     attempted = len(records)
     ok = [r for r in records if r.ok]
@@ -113,18 +142,95 @@ def summarize_level(
         "sends_retried": sum(1 for r in records if r.send_retried),
     }
     row.update(distribution((r.ttft_ms for r in ok), "ttft_ms"))
-    row.update(distribution((gap for r in ok for gap in r.itl_ms), "itl_ms"))
+    row.update(distribution((itl for r in ok for itl in per_token_itl_ms(r.itl_ms, r.chunk_tokens)), "itl_ms"))
+    row.update(distribution((gap for r in ok for gap in r.itl_ms), "chunk_gap_ms"))
+    row.update(chunk_tokens_level(ok))
     row.update(distribution((r.tpot_ms for r in ok), "tpot_ms"))
     row.update(distribution((r.e2e_ms for r in ok), "e2e_ms"))
     row.update(distribution((r.send_lag_ms for r in records), "send_lag_ms"))
     row["client_saturated"] = client_saturated(row["client_cpu_pct"], row["send_lag_ms_p99"])
     row.update(steady_state(records))
-    if slo_ttft_ms is not None and slo_tpot_ms is not None and window_s > 0:
-        good = [r for r in ok if meets_slo(r, slo_ttft_ms, slo_tpot_ms)]
-        row["goodput_rps"] = len(good) / window_s
-    else:
-        row["goodput_rps"] = None
+    if slo is None and slo_ttft_ms is not None and slo_tpot_ms is not None:
+        slo = Slo(ttft_ms=slo_ttft_ms, tpot_ms=slo_tpot_ms)
+    row.update(goodput(records, window_s, slo))
     return row
+
+
+def goodput(records: Sequence[RequestRecord], window_s: float, slo: Slo | None) -> dict[str, Any]:
+    """Goodput as DistServe and vLLM's `--goodput` define it: the requests that met every
+    objective of the SLO (request_meets_slo) per second of the level's window, and their output
+    tokens per second; and slo_latency_met, whether the level's own percentiles meet every
+    objective (latency_objectives_met). All None without an SLO or a window."""
+    keys = ("goodput_rps", "goodput_output_tokens_per_s", "slo_latency_met")
+    if slo is None or window_s <= 0:
+        return dict.fromkeys(keys)
+    good = [r for r in records if request_meets_slo(r, slo)]
+    return {
+        "goodput_rps": len(good) / window_s,
+        "goodput_output_tokens_per_s": sum(r.output_tokens for r in good) / window_s,
+        "slo_latency_met": latency_objectives_met(records, slo),
+    }
+
+
+def _request_values(record: RequestRecord, metric: str) -> list[float]:
+    """One request's values of an SLO metric: its ttft, tpot or e2e (one value, none where
+    undefined), or its per-token inter-token latencies (itl: per_token_itl_ms, as the level's itl_ms_*)."""
+    if metric == "itl":
+        return per_token_itl_ms(record.itl_ms, record.chunk_tokens)
+    v = getattr(record, f"{metric}_ms")
+    return [] if v is None else [float(v)]
+
+
+def request_meets_slo(record: RequestRecord, slo: Slo) -> bool:
+    """A successful request within every objective of the SLO, each judged on the request's own
+    value (vLLM's goodput: ttft, tpot, e2e per request); an ITL objective on the objective's
+    percentile of the request's own gaps. A value the request does not have (tpot of a one-token
+    answer, ITL of a one-chunk one) does not count against it; a request with no first token fails."""
+    if not record.ok or record.ttft_ms is None:
+        return False
+    for o in slo.objectives_list():
+        vals = _request_values(record, o.metric)
+        if not vals:
+            continue
+        v = vals[0] if len(vals) == 1 else float(np.percentile(vals, o.percentile))
+        if v > o.max_ms:
+            return False
+    return True
+
+
+def latency_objectives_met(records: Sequence[RequestRecord], slo: Slo) -> bool | None:
+    """Whether a level's latencies meet every objective: for each, the objective's percentile
+    (linear interpolation, as distribution) of the metric over the level's successful requests
+    (ITL: over all their gaps) is at most its threshold. None when no request succeeded."""
+    ok = [r for r in records if r.ok]
+    if not ok:
+        return None
+    for o in slo.objectives_list():
+        vals = [v for r in ok for v in _request_values(r, o.metric)]
+        if not vals:
+            if o.metric == "ttft":  # every successful request had no first token: nothing met it
+                return False
+            continue
+        if float(np.percentile(np.asarray(vals, dtype=float), o.percentile)) > o.max_ms:
+            return False
+    return True
+
+
+def chunk_tokens_level(ok: Sequence[RequestRecord]) -> dict[str, Any]:
+    """How many tokens a level's chunks carried (successful requests): tokens_per_chunk_mean and
+    _max, multi_token_chunk_frac (the chunks carrying more than one), and chunk_tokens_source:
+    how they were counted (usage: per-chunk usage; content: one per content chunk; mixed)."""
+    counts = [k for r in ok for k in chunk_tokens_of(r)]
+    sources = sorted({r.chunk_tokens_source for r in ok})
+    if not counts:
+        return {"tokens_per_chunk_mean": None, "tokens_per_chunk_max": None, "multi_token_chunk_frac": None,
+                "chunk_tokens_source": None}  # fmt: skip
+    return {
+        "tokens_per_chunk_mean": sum(counts) / len(counts),
+        "tokens_per_chunk_max": max(counts),
+        "multi_token_chunk_frac": sum(1 for k in counts if k > 1) / len(counts),
+        "chunk_tokens_source": sources[0] if len(sources) == 1 else "mixed",
+    }
 
 
 def input_tokens_client_minus_server_mean(records: Sequence[RequestRecord]) -> float | None:
@@ -150,9 +256,9 @@ def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
     """The level without its ramp-up and tail. Ramp-up: until the first request completes, every
     stream is still in its first request, all sent at once. Tail: after the last request was sent,
     streams only drain. Between the two the closed loop holds its concurrency; over that window
-    (each repeat's, summed): output tokens whose chunk arrived inside it (a chunk counts
-    output_tokens / content_chunks of its request's tokens) per second, and TTFT of the requests
-    sent inside it. None when the level was too short to have such a window."""
+    (each repeat's, summed): output tokens whose chunk arrived inside it (a chunk counts the
+    tokens per-chunk usage gave it, else output_tokens / chunks of its request's tokens) per
+    second, and TTFT of the requests sent inside it. None when the level was too short to have such a window."""
     keys = ("steady_window_s", "steady_requests", "steady_output_tokens_per_s", "steady_ttft_ms_p50")
     tokens, window_s, inside = 0.0, 0.0, []
     for rep in _by_repeat(records):
@@ -165,8 +271,11 @@ def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
             chunk_ns: list[float] = [float(r.first_content_ns or 0)]  # ok: every r has a first chunk
             for gap_ms in r.itl_ms:
                 chunk_ns.append(chunk_ns[-1] + gap_ms * NS_PER_MS)
-            per_chunk = r.output_tokens / max(1, len(chunk_ns))
-            tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
+            if r.chunk_tokens_source == "usage":  # each chunk's own count
+                tokens += sum(k for t, k in zip(chunk_ns, r.chunk_tokens, strict=False) if start_ns <= t <= end_ns)
+            else:
+                per_chunk = r.output_tokens / max(1, len(chunk_ns))
+                tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
         inside += [r for r in ok if start_ns <= r.send_ns <= end_ns]
         window_s += (end_ns - start_ns) / 1e9
     if window_s <= 0:
@@ -501,16 +610,18 @@ def confidence_interval(values: Sequence[float | None]) -> tuple[float | None, f
 
 
 def level_meets_slo(level: dict[str, Any], slo: Slo, max_error_rate: float) -> bool:
-    """A level meets the SLO when its p90 TTFT and p90 TPOT are within the targets and its error
-    rate within the validation bound. (A level, not a request: see meets_slo for one request.)"""
-    ttft, tpot = level.get("ttft_ms_p90"), level.get("tpot_ms_p90")
-    return bool(
-        ttft is not None
-        and tpot is not None
-        and ttft <= slo.ttft_ms
-        and tpot <= slo.tpot_ms
-        and (level.get("error_rate") or 0) <= max_error_rate
-    )
+    """A level meets the SLO when its latencies meet every objective and its error rate is within
+    the validation bound. (A level, not a request: see request_meets_slo for one request.) The
+    latencies: the level's slo_latency_met (latency_objectives_met, computed from its records
+    when the row was built with this SLO); for a row without it, each objective's
+    `<metric>_ms_p<percentile>` column, and a percentile the row does not have fails."""
+    latency = level.get("slo_latency_met")
+    if latency is None or latency != latency:  # None or NaN: judge on the row's columns
+        values = [level.get(f"{o.metric}_ms_p{o.percentile:g}") for o in slo.objectives_list()]
+        latency = all(
+            v is not None and v == v and v <= o.max_ms for v, o in zip(values, slo.objectives_list(), strict=True)
+        )
+    return bool(latency and (level.get("error_rate") or 0) <= max_error_rate)
 
 
 def total_tokens_per_s(level: dict[str, Any]) -> float | None:
@@ -643,3 +754,42 @@ def offered_as_scheduled(send_lag_ms_p99: float | None, bound_ms: float) -> bool
     """Whether an open-loop level went out on time: its send lateness (send lag: actual send minus
     scheduled, connecting excluded) p99 within the bound; None without a sent request."""
     return None if send_lag_ms_p99 is None else send_lag_ms_p99 <= bound_ms
+
+
+Z_95 = 1.959963984540054  # the two-sided 95 % normal quantile
+
+
+def wilson_interval(passed: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
+    """A pass rate's 95 % Wilson score interval: unlike p +- z*sqrt(p(1-p)/n) it stays inside
+    [0, 1] and is not zero-width at 0/n or n/n, which small suites hit often. None when n is 0."""
+    if n <= 0:
+        return None
+    p = passed / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def detectable_drop(n: int, z: float = Z_95) -> float | None:
+    """The smallest score drop a suite of n graded answers can tell from noise at 95 %: the
+    worst-case (p = 0.5) half-width of the interval, z * 0.5 / sqrt(n). A one-point drop needs
+    n of about 9,600; 35 answers see only drops above ~17 points."""
+    return None if n <= 0 else z * 0.5 / n**0.5
+
+
+def paired_drop(baseline: Sequence[bool], target: Sequence[bool], z: float = Z_95) -> tuple[float, float, float] | None:
+    """The baseline's pass rate minus the target's on the SAME items (paired), with its 95 %
+    interval: (drop, low, high). Pairing removes the items' own difficulty from the noise: only
+    the discordant items count (b: baseline right and target wrong; c: the reverse); drop =
+    (b - c) / n, standard error sqrt(b + c - (b - c)^2 / n) / n (the Wald interval of a paired
+    difference). None without paired items."""
+    if len(baseline) != len(target):
+        raise ValueError(f"paired_drop: {len(baseline)} baseline answers but {len(target)} target answers")
+    n = len(baseline)
+    if n == 0:
+        return None
+    b = sum(1 for x, y in zip(baseline, target, strict=True) if x and not y)
+    c = sum(1 for x, y in zip(baseline, target, strict=True) if y and not x)
+    drop = (b - c) / n
+    se = max(0.0, b + c - (b - c) ** 2 / n) ** 0.5 / n
+    return drop, drop - z * se, drop + z * se

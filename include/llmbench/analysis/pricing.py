@@ -16,6 +16,26 @@ def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float | None) -> f
     return usd_per_hour / (tokens_per_s * SECONDS_PER_HOUR) * 1e6
 
 
+def usd_per_m_goodput_tokens(usd_per_hour: float | None, goodput_output_tokens_per_s: float | None) -> float | None:
+    """$ per million output tokens at the SLO: the hour's price over the output tokens of the
+    requests that met every objective (metrics.goodput), not over every token produced."""
+    if usd_per_hour is None:
+        return None
+    return usd_per_million_tokens(usd_per_hour, goodput_output_tokens_per_s)
+
+
+def usd_per_m_goodput_paid_per_token(
+    usd_per_m_output_with_input: float | None,
+    output_tokens_per_s: float | None,
+    goodput_output_tokens_per_s: float | None,
+) -> float | None:
+    """A per-token path's $ per million output tokens at the SLO: it bills every token, so a
+    million goodput tokens cost the price with input x all output tokens / goodput tokens."""
+    if usd_per_m_output_with_input is None or not output_tokens_per_s or not goodput_output_tokens_per_s:
+        return None
+    return usd_per_m_output_with_input * output_tokens_per_s / goodput_output_tokens_per_s
+
+
 def monthly_usd(usd_per_hour: float) -> float:
     """Cost of keeping the endpoint up 24x7 for a month."""
     return usd_per_hour * HOURS_PER_MONTH

@@ -79,12 +79,11 @@ def fetch_json(url: str, headers: dict[str, str] | None = None, timeout_s: float
     return doc if isinstance(doc, dict) else None
 
 
-def spec_decode_counters(
-    metrics_url: str | None, headers: dict[str, str] | None = None, why_not: str | None = None
+def _metrics_page(
+    metrics_url: str | None, headers: dict[str, str] | None, why_not: str | None
 ) -> tuple[dict[str, float] | None, str | None]:
-    """vLLM's speculative-decoding counters at metrics_url: ({"accepted_tokens", "draft_tokens"},
-    None), or (None, why not): no metrics URL (why_not, the backend's reason), the server did not
-    answer, or its /metrics has no such counters (no speculative config, or not vLLM)."""
+    """A /metrics page parsed, or (None, why not): no metrics URL (why_not, the backend's reason),
+    or the server did not answer."""
     if not metrics_url:
         return None, why_not or "the backend exposes no server metrics"
     try:
@@ -93,7 +92,18 @@ def spec_decode_counters(
         return None, f"GET {metrics_url}: HTTP {e.code}"
     except OSError as e:
         return None, f"GET {metrics_url}: {e}"
-    values = parse_prometheus(text)
+    return parse_prometheus(text), None
+
+
+def spec_decode_counters(
+    metrics_url: str | None, headers: dict[str, str] | None = None, why_not: str | None = None
+) -> tuple[dict[str, float] | None, str | None]:
+    """vLLM's speculative-decoding counters at metrics_url: ({"accepted_tokens", "draft_tokens"},
+    None), or (None, why not): no metrics URL (why_not, the backend's reason), the server did not
+    answer, or its /metrics has no such counters (no speculative config, or not vLLM)."""
+    values, why = _metrics_page(metrics_url, headers, why_not)
+    if values is None:
+        return None, why
     if VLLM_SPEC_ACCEPTED not in values or VLLM_SPEC_DRAFT not in values:
         return None, f"{metrics_url} has no {VLLM_SPEC_DRAFT} (no speculative decoding, or not vLLM)"
     return {"accepted_tokens": values[VLLM_SPEC_ACCEPTED], "draft_tokens": values[VLLM_SPEC_DRAFT]}, None
@@ -126,15 +136,9 @@ def vllm_reading(
 ) -> tuple[ServerReading | None, str | None]:
     """One reading of vLLM's scheduler gauges and cache/queue counters at metrics_url, or (None,
     why not): no metrics URL (why_not, the backend's reason), no answer, or not vLLM's page."""
-    if not metrics_url:
-        return None, why_not or "the backend exposes no server metrics"
-    try:
-        text = fetch(metrics_url, headers).decode("utf-8", errors="replace")
-    except urllib.error.HTTPError as e:
-        return None, f"GET {metrics_url}: HTTP {e.code}"
-    except OSError as e:
-        return None, f"GET {metrics_url}: {e}"
-    v = parse_prometheus(text)
+    v, why = _metrics_page(metrics_url, headers, why_not)
+    if v is None:
+        return None, why
     if VLLM_RUNNING not in v:
         return None, f"{metrics_url} has no {VLLM_RUNNING} (not vLLM)"
     return (

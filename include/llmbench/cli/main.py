@@ -6,6 +6,7 @@
   llmbench sweep --backend KIND --endpoint NAME --region us-west-2 [--runtime-url URL] ...  # an existing one
   llmbench plan  --config local [--targets ID,ID] [--concurrency 1,2]
   llmbench show  [--run-key KEY | --config local --date 2026-11-30] [--warehouse PATH]
+  llmbench history [--warehouse PATH|DSN] [--out FILE]  # the weekly history page
   llmbench publish RUN_DIR [--warehouse PATH|DSN]   # again, after the warehouse was unreachable
   llmbench rebuild OUT                              # a killed sweep's tables, from its requests.jsonl
   llmbench settings                                 # the LLMBENCH_* variables and their values

@@ -151,7 +151,9 @@ def make_prompt(
 
 def chat_request_body(prompt: Prompt, model: str = "default") -> dict:
     """OpenAI chat-completions streaming request. `ignore_eos` makes llama-server and vLLM
-    generate exactly max_tokens; `include_usage` makes the last chunk carry token counts."""
+    generate exactly max_tokens; `include_usage` makes the last chunk carry token counts, and
+    `continuous_usage_stats` (vLLM's) every chunk its running count, so that a chunk carrying
+    several tokens (speculation) is seen as such; llama-server ignores it."""
     if prompt.messages is not None:
         messages = [{"role": role, "content": content} for role, content in prompt.messages]
     else:
@@ -163,7 +165,7 @@ def chat_request_body(prompt: Prompt, model: str = "default") -> dict:
         "max_tokens": prompt.max_tokens,
         "temperature": 0.0,
         "stream": True,
-        "stream_options": {"include_usage": True},
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
         "ignore_eos": prompt.ignore_eos,
     }
 

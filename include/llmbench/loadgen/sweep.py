@@ -74,6 +74,12 @@ def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
     )
 
 
+def _prompt_sizing(workload: Workload, level_args: dict[str, Any]) -> str:
+    """What sized a level's prompts (levels.prompt_sizing): the served model's tokenizer, the
+    words ~ tokens estimate, or a dataset's own text."""
+    return "dataset" if workload.dataset else "tokenizer" if level_args["sizing"] is not None else "words"
+
+
 def _models(workload: Workload | dict, slo: Slo | dict | None = None) -> tuple[Workload, Slo | None]:
     # Interim: pipeline.py still hands over its target's workload and SLO as dicts (validated here
     # once, so the models' defaults stay the only ones).
@@ -99,6 +105,7 @@ SWEEP_ONLY_COLUMNS = (
     *metrics.SERVER_METRIC_COLUMNS,
     "offered_as_scheduled",
     "shared_prefix_fraction",
+    "capacity_probe",  # the capacity search's probe number (loadgen.capacity); None for the sweep's levels
     "prompt_sizing",
 )
 
@@ -201,8 +208,7 @@ def run_sweep(
     stride = 10**6 if n is None else n
     repeats = workload.repeats
     common = _level_args(workload, endpoint)
-    # what sized the prompts: the served model's tokenizer, the words ~ tokens estimate, or a dataset's own
-    prompt_sizing = "dataset" if workload.dataset else "tokenizer" if common["sizing"] is not None else "words"
+    prompt_sizing = _prompt_sizing(workload, common)
     jsonl_path = out_dir / "requests.jsonl"
     requests_path = out_dir / "requests.parquet"
     levels_path = out_dir / "levels.parquet"
@@ -337,9 +343,7 @@ def level_row(
     are measured while the level runs, not derivable from its records: None where unknown; so are
     `measured`'s SWEEP_ONLY_COLUMNS (the level's warm-up count, the server's speculative-decoding
     counters), NULL where not given."""
-    row = metrics.summarize_level(
-        recs, concurrency, slo.ttft_ms if slo else None, slo.tpot_ms if slo else None, client_cpu_s
-    )
+    row = metrics.summarize_level(recs, concurrency, client_cpu_s=client_cpu_s, slo=slo)
     repeats = sorted({r.repeat for r in recs})
     row["repeats"] = len(repeats)
     per_repeat = [metrics.summarize_level([r for r in recs if r.repeat == k], concurrency) for k in repeats]

@@ -85,13 +85,25 @@ def _take_chunk(parse: StreamParse, t_ns: int, chunk: dict[str, Any]) -> bool:
         parse.error_kind, parse.error_detail = "stream_error", json.dumps(chunk["error"])[:200]
         return False
     usage = chunk.get("usage")
+    cumulative = None
     if usage:
         if not isinstance(usage, dict):
             return _misshapen(parse, "usage", usage)
         parse.usage = usage
+        cumulative = _whole(usage.get("completion_tokens"))
     choices = chunk.get("choices") or []
     if not isinstance(choices, list):
         return _misshapen(parse, "choices", choices)
+    if cumulative is not None and choices:
+        # per-chunk usage (continuous_usage_stats): this chunk's tokens are the count's increase;
+        # the closing usage-only chunk (no choices) repeats the total and carries none
+        carried = cumulative - parse.completion_tokens_seen
+        if carried < 0:
+            return _misshapen(parse, "usage completion_tokens (went down)", cumulative)
+        parse.completion_tokens_seen = cumulative
+        if carried:
+            parse.token_ns.append(t_ns)
+            parse.token_counts.append(carried)
     for choice in choices:
         if not isinstance(choice, dict):
             return _misshapen(parse, "a choice", choice)
@@ -100,6 +112,8 @@ def _take_chunk(parse: StreamParse, t_ns: int, chunk: dict[str, Any]) -> bool:
             return _misshapen(parse, "delta", delta)
         if delta.get("content"):
             parse.content_ns.append(t_ns)
+            if cumulative is None:
+                parse.content_without_usage += 1
         finish = choice.get("finish_reason")
         if finish:
             if not isinstance(finish, str):
@@ -268,7 +282,13 @@ def build_record(
         output_tokens, source = reported_out, "usage"
     else:
         output_tokens, source = len(parse.content_ns), "counted"
-    timings = metrics.request_timings(send_ns, parse.content_ns, end_ns, output_tokens)
+    # Tokens per chunk from per-chunk usage when every content chunk carried it; otherwise
+    # (llama-server, a wire of its own) one token per non-empty content chunk.
+    if parse.token_ns and parse.content_ns and not parse.content_without_usage:
+        chunk_ns, chunk_tokens, chunk_source = parse.token_ns, parse.token_counts, "usage"
+    else:
+        chunk_ns, chunk_tokens, chunk_source = parse.content_ns, [1] * len(parse.content_ns), "content"
+    timings = metrics.request_timings(send_ns, parse.content_ns, end_ns, output_tokens, chunk_ns)
     return RequestRecord(
         concurrency=concurrency,
         request_index=request_index,
@@ -300,5 +320,7 @@ def build_record(
         history_chars=history_chars,
         prefix_id=prefix_id,
         scheduled_ms=scheduled_ms,
+        chunk_tokens=chunk_tokens,
+        chunk_tokens_source=chunk_source,
         input_tokens_client=input_tokens_client,
     )

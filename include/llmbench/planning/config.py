@@ -15,18 +15,21 @@ from pydantic_core import InitErrorDetails
 
 from llmbench import backends, paths
 from llmbench.schemas import registry
+from llmbench.schemas.capacity import CapacitySearch
 from llmbench.schemas.registry import BackendSpec, ConfigError
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.targets import (
     KNOWN_REGIONS,
     Price,
     PriceBasis,
+    QualityOverride,
     QualitySettings,
     Reference,
     Serving,
     ValidationSettings,
     WarehouseSettings,
 )
+from llmbench.schemas.traffic import TrafficProfile, load_profile_file
 from llmbench.schemas.workload import LengthDist, Workload, length_range
 
 assert backends.BUILTIN_KINDS  # every built-in kind is registered before a config is read
@@ -54,6 +57,8 @@ class TargetSpec(_Strict):
     # What this target's workload changes from the config's (issue 28: one config, one target per
     # workload kind on the same server): merged over `workload:` and validated as one (workload_of).
     workload: dict[str, Any] | None = None
+    # This target's changes to the config's quality section (its baseline, a temperature, ...).
+    quality: QualityOverride | None = None
 
     @field_validator("backend")
     @classmethod
@@ -105,10 +110,21 @@ class BenchmarkConfig(_Strict):
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     quality: QualitySettings | None = None  # the correctness stage (absent: none)
     slo: Slo = Field(default_factory=Slo)
+    # the capacity search after each hourly target's sweep (absent: none) and the traffic profile
+    # whose cost on each path the run publishes (traffic_cost; absent: none)
+    capacity: CapacitySearch | None = None
+    traffic: TrafficProfile | None = None
     warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
     targets: list[TargetSpec] = Field(min_length=1)
     price_basis: PriceBasis = "output"  # $/M per output token, or per total (input + output) token
     reference: list[Reference] = Field(default_factory=list)  # what the articles state or imply
+
+    @field_validator("traffic", mode="before")
+    @classmethod
+    def _traffic_file(cls, v: Any) -> Any:
+        """`traffic: {file: week.yaml}`: the profile's fields from that file (relative to the
+        config folder), the mapping's own keys over them."""
+        return load_profile_file(v, paths.CONFIG_DIR)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -188,6 +204,18 @@ class BenchmarkConfig(_Strict):
             raise ValueError(f"duplicate target ids: {dupes}")
         if self.quality is not None and self.quality.baseline is not None and self.quality.baseline not in ids:
             raise ValueError(f"quality.baseline: unknown target id {self.quality.baseline!r}; allowed: {ids}")
+        for t in self.targets:
+            if t.quality is None:
+                continue
+            if self.quality is None:
+                raise ValueError(f"target {t.id!r}: a `quality` override needs the config's quality section")
+            if t.quality.baseline is not None and t.quality.baseline not in ids:
+                raise ValueError(f"target {t.id!r}: quality.baseline: unknown target id {t.quality.baseline!r}")
+            try:  # the merged section must itself be valid
+                t.quality.applied_to(self.quality)
+            except ValidationError as e:
+                why = e.errors()[0]["msg"].removeprefix("Value error, ")
+                raise ValueError(f"target {t.id!r}: quality: {why}") from None
         for t in self.targets:
             kind = self.backend_of(t)
             if not kind:

@@ -213,8 +213,10 @@ def plan_checked(
                 estimated_endpoint_hours=hours,
                 estimated_usd=usd,
                 warnings=checked.warnings,
-                quality=cfg.quality,
+                quality=t.quality.applied_to(cfg.quality) if t.quality and cfg.quality else cfg.quality,
                 dataset=datasets[t.id],
+                # hourly paths only: a per-token API has no instance whose capacity matters
+                capacity=cfg.capacity if price.basis == "per_hour" else None,
             )
         )
     if check_vllm_args:
@@ -233,6 +235,7 @@ def plan_checked(
         targets=targets,
         price_basis=cfg.price_basis,
         reference=cfg.reference,
+        traffic=cfg.traffic,
     )
     if write:
         run_dir.mkdir(parents=True, exist_ok=True)

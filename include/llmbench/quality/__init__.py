@@ -9,7 +9,16 @@ Suites:
              question asks for over a range of integers (`id > 9` is `id >= 10`; `id > 10` is
              wrong even where it gives the same count on the question's ids).
   exact      short tasks with one right answer (arithmetic, extraction, a fixed format), graded
-             by normalised exact match (`normalise`).
+             twice: strict (normalised exact match, `normalise`: the format asked for) and
+             flexible (lm-eval's flexible-extract: the last number with `$`, `,` and a trailing
+             `.` stripped; a text answer contained as a whole word, `contains_answer`).
+  arithmetic, units, tool_call_generated
+             generated, seeded, of any size (suites.arithmetic_items, units_items,
+             tool_call_items); graded as exact and tool_call are.
+  jsonl      a user's file: `prompt` with `answer` or `tool_call: {ids, filter}`.
+
+Reasoning (<think>...</think>, `reasoning_content`) is split from the answer and its tokens
+counted; an answer cut off by the token limit is `truncated` (failed, and counted as such).
 
 Wires: the endpoint's (registry.WireFormat: OpenAI chat completions with `tools` unless the wire
 declares its own URL, headers, body and answer). A server or model that refuses tools
@@ -34,10 +43,14 @@ from llmbench.quality.grading import (
     Answer,
     Grade,
     check_schema,
+    contains_answer,
+    extract_number,
+    grade,
     grade_exact,
     grade_tool_call,
     normalise,
     parse_filter,
+    split_thinking,
 )
 from llmbench.quality.runner import (
     ask,
@@ -56,6 +69,11 @@ from llmbench.quality.suites import (
     TOOL_PARAMETERS,
     ExactItem,
     ToolItem,
+    arithmetic_items,
+    build_suite,
+    jsonl_items,
+    tool_call_items,
+    units_items,
 )
 
 __all__ = [
@@ -73,13 +91,22 @@ __all__ = [
     "TOOL_PARAMETERS",
     "ToolItem",
     "ask",
+    "arithmetic_items",
+    "build_suite",
     "check_schema",
+    "contains_answer",
+    "extract_number",
+    "grade",
     "grade_exact",
     "grade_tool_call",
+    "jsonl_items",
     "normalise",
     "parse_answer",
     "parse_filter",
     "post_bounded",
     "request_for",
     "run_quality",
+    "split_thinking",
+    "tool_call_items",
+    "units_items",
 ]

@@ -1,10 +1,18 @@
-"""The suites: seed 001's count_ids tool-call items and short exact-answer items, deterministic
-and shipped here (llmbench.quality describes how each is graded)."""
+"""The suites: seed 001's count_ids tool-call items and short exact-answer items, shipped here;
+generated suites of any size (arithmetic, unit conversion, count_ids over random ids and
+conditions), the same items for the same seed and size; and a user's JSONL file
+(llmbench.quality describes how each is graded)."""
 
 from __future__ import annotations
 
+import json
+import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from llmbench.errors import InputError
+from llmbench.schemas.targets import SuiteSpec
 
 # ---- the suites ------------------------------------------------------------------------------
 
@@ -33,9 +41,12 @@ class ToolItem:
     condition: str  # as the question words it
     ids: tuple[int, ...]
     expected: str  # the right filter, in the grader's grammar
+    question: str | None = None  # a user suite's own wording (default: the sentence below)
 
     @property
     def prompt(self) -> str:
+        if self.question is not None:
+            return self.question
         return f"Use the {TOOL_NAME} tool to count how many of these ids are {self.condition}: {list(self.ids)}."
 
 
@@ -117,4 +128,128 @@ EXACT_ITEMS = (
 SUITES: dict[str, tuple[Any, ...]] = {"tool_call": TOOL_ITEMS, "exact": EXACT_ITEMS}
 
 
-# ---- answers and grading ---------------------------------------------------------------------
+# ---- generated suites ------------------------------------------------------------------------
+# Each draws from its own random.Random seeded by (kind, seed): item i of a suite is the same
+# whatever the size, so a larger suite extends a smaller one.
+
+
+def arithmetic_items(size: int, seed: int = 0, max_operand: int = 9) -> tuple[ExactItem, ...]:
+    """a + b, a - b (never negative) and a x b with operands in 0..max_operand."""
+    rng = random.Random(f"arithmetic:{seed}:{max_operand}")
+    items = []
+    for i in range(size):
+        a, b = rng.randint(0, max_operand), rng.randint(0, max_operand)
+        op = rng.choice("+-*")
+        if op == "-" and b > a:
+            a, b = b, a
+        value = a + b if op == "+" else a - b if op == "-" else a * b
+        word = {"+": "+", "-": "-", "*": "times"}[op]
+        items.append(ExactItem(f"arith-{seed}-{i}", f"What is {a} {word} {b}?{_NUM}", str(value)))
+    return tuple(items)
+
+
+# (from, to, factor): integer factors only, so every answer is an exact integer.
+_UNITS = (
+    ("kilometres", "metres", 1000),
+    ("metres", "centimetres", 100),
+    ("kilograms", "grams", 1000),
+    ("hours", "minutes", 60),
+    ("minutes", "seconds", 60),
+    ("days", "hours", 24),
+    ("feet", "inches", 12),
+    ("weeks", "days", 7),
+    ("litres", "millilitres", 1000),
+)
+
+
+def units_items(size: int, seed: int = 0) -> tuple[ExactItem, ...]:
+    """How many <small units> are in v <large units>, v in 1..20."""
+    rng = random.Random(f"units:{seed}")
+    items = []
+    for i in range(size):
+        big, small, factor = rng.choice(_UNITS)
+        v = rng.randint(1, 20)
+        items.append(ExactItem(f"units-{seed}-{i}", f"How many {small} are in {v} {big}?{_NUM}", str(v * factor)))
+    return tuple(items)
+
+
+# (how the question words it, the filter's operator)
+_CONDITIONS = (
+    ("at least {n}", ">="),
+    ("greater than or equal to {n}", ">="),
+    ("at most {n}", "<="),
+    ("less than or equal to {n}", "<="),
+    ("greater than {n}", ">"),
+    ("less than {n}", "<"),
+    ("equal to {n}", "=="),
+)
+
+
+def tool_call_items(size: int, seed: int = 0) -> tuple[ToolItem, ...]:
+    """Seed 001's count_ids over 4-8 random ids in 1..50 and a random condition; the threshold is
+    one of the ids half the time, so `>` and `>=` differ on the question's own ids."""
+    rng = random.Random(f"tool_call:{seed}")
+    items = []
+    for i in range(size):
+        ids = tuple(rng.sample(range(1, 51), rng.randint(4, 8)))
+        words, op = rng.choice(_CONDITIONS)
+        n = rng.choice(ids) if rng.random() < 0.5 or op == "==" else rng.randint(1, 50)
+        items.append(ToolItem(f"tool-{seed}-{i}", words.format(n=n), ids, f"id {op} {n}"))
+    return tuple(items)
+
+
+def jsonl_items(path: Path, name: str) -> tuple[ExactItem | ToolItem, ...]:
+    """A user's suite: one JSON object a line, `prompt` with `answer` (graded as exact items
+    are) or with `tool_call: {ids: [...], filter: "id >= 10"}` (graded as count_ids calls are);
+    an optional `id` (default: the line number) and `case_sensitive`."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise InputError(f"quality suite {name!r}: cannot read {path}: {e.strerror}") from None
+    items: list[ExactItem | ToolItem] = []
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{no}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"quality suite {name!r}: {where} is not JSON ({e.msg})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("prompt"), str):
+            raise InputError(f"quality suite {name!r}: {where} needs a string `prompt`")
+        item_id = str(obj.get("id", no))
+        if "answer" in obj:
+            items.append(ExactItem(item_id, obj["prompt"], str(obj["answer"]), bool(obj.get("case_sensitive"))))
+        elif isinstance(call := obj.get("tool_call"), dict) and isinstance(call.get("filter"), str):
+            ids = call.get("ids")
+            if not isinstance(ids, list) or not all(isinstance(x, int) for x in ids):
+                raise InputError(f"quality suite {name!r}: {where}: tool_call.ids must be a list of integers")
+            from llmbench.quality.grading import parse_filter  # grading imports this module
+
+            try:
+                parse_filter(call["filter"])
+            except ValueError as e:
+                raise InputError(f"quality suite {name!r}: {where}: tool_call.filter: {e}") from None
+            items.append(ToolItem(item_id, call["filter"], tuple(ids), call["filter"], question=obj["prompt"]))
+        else:
+            raise InputError(f"quality suite {name!r}: {where} needs `answer` or `tool_call: {{ids, filter}}`")
+    if not items:
+        raise InputError(f"quality suite {name!r}: {path} holds no items")
+    ids_seen = [i.id for i in items]
+    if len(set(ids_seen)) != len(ids_seen):
+        raise InputError(f"quality suite {name!r}: {path} repeats item ids")
+    return tuple(items)
+
+
+def build_suite(spec: SuiteSpec) -> tuple[ExactItem | ToolItem, ...]:
+    """The items of one suite of a quality section, in order."""
+    if spec.kind in SUITES:
+        return SUITES[spec.kind]
+    if spec.kind == "arithmetic":
+        return arithmetic_items(spec.size, spec.seed, spec.max_operand)
+    if spec.kind == "units":
+        return units_items(spec.size, spec.seed)
+    if spec.kind == "tool_call_generated":
+        return tool_call_items(spec.size, spec.seed)
+    assert spec.path is not None  # SuiteSpec requires it for jsonl
+    return jsonl_items(Path(spec.path), spec.name)

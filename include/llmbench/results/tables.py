@@ -13,13 +13,15 @@ from typing import Any
 from llmbench import __version__
 from llmbench.analysis import metrics, pricing
 from llmbench.redaction import redact
+from llmbench.results import traffic
 from llmbench.results.codeversion import Computation
 from llmbench.results.events import read_events
 from llmbench.schemas import registry
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
 from llmbench.schemas.workload import Workload, length_mean
+from llmbench.warehouse.store import TABLES
 
-TABLE_NAMES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
+TABLE_NAMES = TABLES  # the warehouse's tables, in publish order (one list: warehouse.store)
 QUALITY_SUITES = ("tool_call", "exact")  # each has a targets column quality_score_<suite>
 
 
@@ -151,22 +153,63 @@ def _quality_summary(target: ResolvedTarget) -> dict[str, Any] | None:
     return json.loads(p.read_text()) if p.exists() else None
 
 
+def _quality_answers(target: ResolvedTarget) -> dict[tuple[str, str, int], bool]:
+    """(suite, item, run) -> passed (the gate's grading), from the target's quality.jsonl."""
+    p = target.dir / "quality.jsonl"
+    if not p.exists():
+        return {}
+    out = {}
+    for line in p.read_text().splitlines():
+        a = json.loads(line)
+        if "item" in a:
+            out[(a["suite"], str(a["item"]), int(a["run"]))] = bool(a["passed"])
+    return out
+
+
+_SCORE_FIELDS = (
+    "score_strict",
+    "strict_ci_low",
+    "strict_ci_high",
+    "score_flexible",
+    "flexible_ci_low",
+    "flexible_ci_high",
+    "detectable_drop",
+)
+
+
 def quality_rows(run: RunPlan) -> list[dict[str, Any]]:
     """One `quality` row per target and suite of the config's quality section: what the target
-    scored (llmbench.quality), the minimum, and the baseline target's score on the suite. A target
-    whose quality stage never ran (it failed earlier) has rows with status "not_run"."""
+    scored (llmbench.quality: strict and flexible, with Wilson 95 % bounds), the minimum, and the
+    drop below its baseline target measured on the same items (metrics.paired_drop) with its 95 %
+    interval. A target whose quality stage never ran (it failed earlier) has rows with status
+    "not_run"."""
     rows = []
     summaries = {t.target_id: _quality_summary(t) for t in run.targets}
+    by_id = {t.target_id: t for t in run.targets}
+    answers: dict[str, dict[tuple[str, str, int], bool]] = {}
     for target in run.targets:
         q = target.quality
         if q is None:
             continue
         summary = summaries[target.target_id] or {"suites": {}}
-        base = (summaries.get(q.baseline) or {"suites": {}}) if q.baseline else {"suites": {}}
-        for suite in q.suites:
+        judged = q.baseline is not None and q.baseline != target.target_id and q.baseline in by_id
+        base = (summaries.get(q.baseline or "") or {"suites": {}}) if judged else {"suites": {}}
+        if judged:
+            for tid in (target.target_id, q.baseline):
+                assert tid is not None
+                answers.setdefault(tid, _quality_answers(by_id[tid]))
+        for suite in q.suite_names:
             s = summary["suites"].get(suite) or {"status": "not_run", "score": None, "n": 0, "passed": 0}
             b = base["suites"].get(suite) or {}
-            baseline_score = b.get("score") if q.baseline and q.baseline != target.target_id else None
+            baseline_score = b.get("score") if judged else None
+            drop, drop_low, drop_high = metrics.score_drop(baseline_score, s["score"]), None, None
+            if judged and baseline_score is not None and s["score"] is not None:
+                mine = {k: v for k, v in answers[target.target_id].items() if k[0] == suite}
+                theirs = answers[q.baseline or ""]
+                common = sorted(set(mine) & {k for k in theirs if k[0] == suite})
+                paired = metrics.paired_drop([theirs[k] for k in common], [mine[k] for k in common])
+                if paired is not None:
+                    drop, drop_low, drop_high = paired
             rows.append(
                 {
                     "run_key": run.run_key,
@@ -180,9 +223,15 @@ def quality_rows(run: RunPlan) -> list[dict[str, Any]]:
                     "min_score": q.min_score_of(suite),
                     "baseline_target_id": q.baseline,
                     "baseline_score": baseline_score,
-                    "drop_vs_baseline": metrics.score_drop(baseline_score, s["score"]),
+                    "drop_vs_baseline": drop,
                     "reason": s.get("reason"),
                     "raw_path": str(target.dir / "quality.jsonl"),
+                    "grade_on": q.grade_on,
+                    **{k: s.get(k) for k in _SCORE_FIELDS},
+                    "drop_ci_low": drop_low,
+                    "drop_ci_high": drop_high,
+                    "n_truncated": int(s.get("n_truncated") or 0),
+                    "reasoning_tokens": s.get("reasoning_tokens"),
                 }
             )
     return rows
@@ -211,8 +260,13 @@ def quality_verdicts(run: RunPlan, rows: list[dict[str, Any]]) -> dict[str, bool
 def _quality_columns(target: ResolvedTarget, rows: list[dict[str, Any]], passed: bool | None) -> dict[str, Any]:
     """A target's quality figures on its `targets` row (NULL without a quality section)."""
     mine = {r["suite"]: r["score"] for r in rows if r["target_id"] == target.target_id}
+    scored = [r for r in rows if r["target_id"] == target.target_id and r["score"] is not None]
+    # The interval of all the target's graded answers pooled (its suites' own are on `quality`).
+    ci = metrics.wilson_interval(sum(r["n_passed"] for r in scored), sum(r["n"] for r in scored))
     return {
         "quality_score": metrics.quality_score([v for v in mine.values() if v is not None]),
+        "quality_ci_low": ci[0] if ci else None,
+        "quality_ci_high": ci[1] if ci else None,
         **{f"quality_score_{s}": mine.get(s) for s in QUALITY_SUITES},
         "quality_passed": passed,
     }
@@ -306,6 +360,9 @@ def price_rows(
                 "e2e_ms_p50": lv["e2e_ms_p50"],
                 "error_rate": lv["error_rate"],
                 "meets_slo": metrics.level_meets_slo(lv, target.slo, target.validation.max_error_rate),
+                "slo": target.slo.label,
+                "goodput_rps": lv.get("goodput_rps"),
+                "goodput_output_tokens_per_s": lv.get("goodput_output_tokens_per_s"),
                 "validation_passed": validation_passed,
                 "total_tokens_per_s": total_tps,
                 "roofline_tokens_per_s": target.roofline_tokens_per_s,
@@ -316,6 +373,13 @@ def price_rows(
                 "break_even_output_tokens_per_s": break_even,
                 "beats_api": None if break_even is None else bool(out_tps is not None and out_tps >= break_even),
             }
+        )
+        rows[-1]["usd_per_m_goodput_output_tokens"] = (
+            pricing.usd_per_m_goodput_tokens(usd_h, rows[-1]["goodput_output_tokens_per_s"])
+            if target.price.basis == "per_hour"
+            else pricing.usd_per_m_goodput_paid_per_token(
+                rows[-1]["usd_per_m_output_tokens_with_input"], out_tps, rows[-1]["goodput_output_tokens_per_s"]
+            )
         )
         rows[-1].update(headline_price(rows[-1], run.price_basis))
         rows[-1].update(roofline_basis(target, rows[-1]["roofline_efficiency"]))
@@ -559,7 +623,13 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         row["e2e_ms_p50_degradation"] = metrics.latency_degradation(level_rows)
         row["latency_knee_concurrency"] = metrics.latency_knee_concurrency(level_rows)
         prices.extend(
-            {**r, "quality_score": row["quality_score"], "quality_passed": row["quality_passed"]}
+            {
+                **r,
+                "quality_score": row["quality_score"],
+                "quality_ci_low": row["quality_ci_low"],
+                "quality_ci_high": row["quality_ci_high"],
+                "quality_passed": row["quality_passed"],
+            }
             for r in price_rows(run, target, lv.to_dict("records"), row["validation_passed"])
         )
 
@@ -569,9 +639,11 @@ def build_tables(run_dir: str) -> dict[str, Any]:
     if not pp.empty:
         # Best configuration per model: the cheapest tokens, on the run's price basis (per output
         # or per total token: usd_per_m_headline), among levels that meet the SLO, of targets that
-        # passed the quality gate or had none (fast but wrong must not win).
+        # passed the quality gate or had none (fast but wrong must not win) and passed validation
+        # (as v_best_under_slo asks: a level of a target whose errors failed it is no answer).
         passed_quality = pp["quality_passed"].map(lambda v: v is None or v != v or bool(v))
-        ok = pp[pp["meets_slo"] & pp["usd_per_m_headline"].notna() & passed_quality]
+        validated = pp["validation_passed"].map(lambda v: v is not None and v == v and bool(v))
+        ok = pp[pp["meets_slo"] & pp["usd_per_m_headline"].notna() & passed_quality & validated]
         best = ok.loc[ok.groupby("model")["usd_per_m_headline"].idxmin()] if not ok.empty else ok
         pp["best_under_slo"] = pp.index.isin(best.index)
     tdf = pd.DataFrame(targets)
@@ -620,6 +692,8 @@ def build_tables(run_dir: str) -> dict[str, Any]:
         "break_even": pd.DataFrame(break_even),
         "reference": pd.DataFrame(reference_rows(run), columns=list(REFERENCE_COLUMNS)),
         "quality": pd.DataFrame(quality),
+        "capacity": pd.DataFrame(traffic.capacity_rows(run)),
+        "traffic_cost": pd.DataFrame(traffic.traffic_cost_rows(run, targets, prices)),
     }
     for name, frame in frames.items():
         frame.to_parquet(tables / f"{name}.parquet", index=False)
@@ -630,4 +704,6 @@ def load_tables(run_dir: str) -> dict[str, Any]:
     """The tables build_tables wrote for this run, as frames."""
     import pandas as pd
 
-    return {t: pd.read_parquet(Path(run_dir) / "tables" / f"{t}.parquet") for t in TABLE_NAMES}
+    # a run built before a table existed (capacity, traffic_cost) has none: an empty frame
+    files = {t: Path(run_dir) / "tables" / f"{t}.parquet" for t in TABLE_NAMES}
+    return {t: pd.read_parquet(f) if f.exists() else pd.DataFrame() for t, f in files.items()}

@@ -39,7 +39,7 @@ class RequestRecord:
     ttft_ms: float | None = _col("float64")
     e2e_ms: float = _col("float64")
     tpot_ms: float | None = _col("float64")
-    itl_ms: list[float] = _col("list<float64>")
+    itl_ms: list[float] = _col("list<float64>")  # gaps between the chunks that carried tokens
     content_chunks: int = _col("int32")
     output_tokens: int = _col("int32")
     output_tokens_source: str = _col("string")  # usage | counted
@@ -55,6 +55,13 @@ class RequestRecord:
     history_chars: int = field(default=0, metadata={"arrow": "int32"})  # characters of earlier turns sent with it
     prefix_id: int = field(default=0, metadata={"arrow": "int32"})  # which shared prefix it carried (draw_prefix)
     scheduled_ms: float | None = field(default=None, metadata={"arrow": "float64"})  # open loop: due, ms after start
+    # Issue 27 item 4 (tokens per chunk); defaults: a record written before, one token a chunk.
+    # The tokens each chunk behind itl_ms carried (len(itl_ms) + 1 of them; [] for one each): with
+    # speculation or batched output one chunk carries several, so per-token ITL is not the gap.
+    chunk_tokens: list[int] = field(default_factory=list, metadata={"arrow": "list<int32>"})
+    # usage: deltas of the cumulative usage each chunk carried (continuous_usage_stats);
+    # content: no per-chunk usage, one token per non-empty content chunk assumed
+    chunk_tokens_source: str = field(default="content", metadata={"arrow": "string"})
     # Issue 28 item 6: the prompt's tokens as the client counted them with the served model's
     # tokenizer (input_tokens is the server's count); None: not counted (words ~ tokens sizing).
     input_tokens_client: int | None = field(default=None, metadata={"arrow": "int32"})
@@ -76,7 +83,18 @@ class RequestRecord:
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(RequestRecord))
 # Columns a record of an older run may lack (requests.jsonl written before them): their defaults.
-_DEFAULTED = frozenset(("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms", "input_tokens_client"))
+_DEFAULTED = frozenset(
+    (
+        "session",
+        "turn_index",
+        "history_chars",
+        "prefix_id",
+        "scheduled_ms",
+        "chunk_tokens",
+        "chunk_tokens_source",
+        "input_tokens_client",
+    )
+)
 _values = attrgetter(*COLUMNS)
 
 
@@ -102,6 +120,8 @@ def schema_problem(record: RequestRecord) -> str | None:
             ok = type(v) is bool
         elif arrow == "string":
             ok = type(v) is str
+        elif arrow == "list<int32>":
+            ok = type(v) is list and all(type(x) is int and 0 <= x <= _INT_RANGE["int32"][1] for x in v)
         else:  # list<float64>
             ok = type(v) is list and all(type(x) in (int, float) for x in v)
         if not ok:
@@ -122,6 +142,7 @@ def request_schema():
         "bool": pa.bool_(),
         "string": pa.string(),
         "list<float64>": pa.list_(pa.float64()),
+        "list<int32>": pa.list_(pa.int32()),
     }
     return pa.schema([(f.name, arrow[f.metadata["arrow"]]) for f in fields(RequestRecord)])
 

@@ -64,6 +64,13 @@ class StreamParse:
     usage: dict[str, Any] | None
     error_kind: str | None = None
     error_detail: str | None = None
+    # Chunks that carried tokens by their cumulative usage (continuous_usage_stats): arrival times
+    # and tokens each, empty chunks included (with ignore_eos, vLLM streams the tokens after an
+    # end-of-sequence with no content); the last cumulative count; content chunks without usage.
+    token_ns: list[int] = field(default_factory=list)
+    token_counts: list[int] = field(default_factory=list)
+    completion_tokens_seen: int = 0
+    content_without_usage: int = 0
 
     def misshapen(self, what: str, value: Any) -> StreamParse:
         """A chunk that parsed but is not the shape the API defines: the record fails with
@@ -184,6 +191,7 @@ class BackendSpec:
     deploy_overhead_min: float = 0.0  # estimate: minutes to create and delete its endpoint
     default_containers: Mapping[str, str] = field(default_factory=dict)  # serving kind -> catalog image
     pins_revision: tuple[str, ...] = ()  # serving kinds told to load the catalog's hf_revision
+    scales_to_zero: bool = False  # its autoscaling can run 0 instances (the traffic cost model)
     capacity: Capacity = Capacity()
     # The kwargs its backend class takes from the platform (None: none).
     platform_kwargs: Callable[[BackendTargetBase, Platform], dict[str, Any]] | None = None

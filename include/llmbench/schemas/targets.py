@@ -16,10 +16,12 @@ from pydantic import Field, SerializeAsAny, StrictInt, WrapValidator, model_vali
 
 from llmbench import paths
 from llmbench.schemas import registry
+from llmbench.schemas.capacity import CapacitySearch
 from llmbench.schemas.dataset import DatasetSummary
 from llmbench.schemas.registry import BackendTargetBase, ServingBase
 from llmbench.schemas.registry import Strict as _Strict
 from llmbench.schemas.slo import Slo
+from llmbench.schemas.traffic import TrafficProfile
 from llmbench.schemas.workload import Workload
 
 
@@ -27,37 +29,97 @@ class ValidationSettings(_Strict):
     max_error_rate: float = Field(0.05, ge=0, le=1)
 
 
-QualitySuite = Literal["tool_call", "exact"]
+QualitySuite = Literal["tool_call", "exact"]  # the fixed suites shipped in llmbench.quality.suites
+# Generated suites (seeded: the same seed and size give the same items) and a user's JSONL file.
+SuiteKind = Literal["tool_call", "exact", "arithmetic", "units", "tool_call_generated", "jsonl"]
+
+
+class SuiteSpec(_Strict):
+    """One suite of the quality stage: a fixed one (tool_call, exact), a generated one of any
+    size (arithmetic, units, tool_call_generated; `seed` makes it reproducible), or a JSONL file
+    of the user's (`path`; one object a line: `prompt` with `answer`, or with `tool_call`:
+    {ids, filter})."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    kind: SuiteKind
+    size: int = Field(100, ge=1, le=100_000)  # generated suites only
+    seed: int = 0
+    max_operand: int = Field(9, ge=1, le=10**9)  # arithmetic: operands in 0..max_operand
+    path: str | None = None  # jsonl: the file (relative paths: from the working directory)
+    max_tokens: int | None = Field(None, ge=8, le=32_768)  # this suite's answer budget (default: the section's)
+
+    @model_validator(mode="after")
+    def _path(self) -> SuiteSpec:
+        if (self.kind == "jsonl") != (self.path is not None):
+            raise ValueError(f"quality suite {self.name!r}: `path` is for kind jsonl, and kind jsonl needs one")
+        return self
+
+
+def _suite_spec(v: Any) -> Any:
+    return {"name": v, "kind": v} if isinstance(v, str) else v  # "exact" is {name: exact, kind: exact}
 
 
 class QualitySettings(_Strict):
     """The correctness stage (llmbench.quality): its suites, each sent `runs` times per target
-    after warm-up, outside the timed levels. The gate (llmbench.results.validation.validate_quality) fails a
-    target whose score on a suite is below `min_score` (one number for every suite, or one per
-    suite), or more than `max_drop_vs_baseline` below the score of the `baseline` target of the run."""
+    after warm-up, outside the timed levels, at most `concurrency` requests at a time. The gate
+    (llmbench.results.validation.validate_quality) fails a target whose `grade_on` score
+    (flexible unless set to strict) on a suite is below `min_score` (one number for every suite,
+    or one per suite), or more than `max_drop_vs_baseline` (a fraction: 0.02 is two points)
+    below the `baseline` target's score on the same items."""
 
-    suites: list[QualitySuite] = Field(min_length=1)
+    suites: list[Annotated[SuiteSpec, WrapValidator(lambda v, h: h(_suite_spec(v)))]] = Field(min_length=1)
     runs: int = Field(3, ge=1, le=20)
-    min_score: float | dict[QualitySuite, float] = 0.0
+    min_score: float | dict[str, float] = 0.0
+    grade_on: Literal["flexible", "strict"] = "flexible"
     baseline: str | None = None  # a target id of the same config
     max_drop_vs_baseline: float | None = Field(None, ge=0, le=1)
-    max_tokens: int = Field(96, ge=8, le=4096)  # per answer; a tool call needs ~40 tokens
+    max_tokens: int = Field(96, ge=8, le=32_768)  # per answer unless a suite sets its own; a tool call needs ~40
     request_timeout_s: float = Field(120, gt=0)
+    concurrency: int = Field(4, ge=1, le=64)  # quality requests in flight at once, per target
+    temperature: float = Field(0.0, ge=0, le=5)  # greedy by default: repeats agree
+    # Sent as the OpenAI body's chat_template_kwargs (llama-server with --jinja, vLLM): e.g.
+    # {enable_thinking: false} turns a Qwen3-class model's thinking off.
+    chat_template_kwargs: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> QualitySettings:
+        names = [s.name for s in self.suites]
+        if len(set(names)) != len(names):
+            raise ValueError(
+                f"quality.suites: duplicate suite names {sorted({n for n in names if names.count(n) > 1})}"
+            )
         scores = self.min_score.values() if isinstance(self.min_score, dict) else [self.min_score]
         if any(not 0 <= v <= 1 for v in scores):
             raise ValueError("quality.min_score: scores are fractions in [0, 1]")
-        if isinstance(self.min_score, dict) and set(self.min_score) - set(self.suites):
-            extra = sorted(set(self.min_score) - set(self.suites))
+        if isinstance(self.min_score, dict) and set(self.min_score) - set(names):
+            extra = sorted(set(self.min_score) - set(names))
             raise ValueError(f"quality.min_score names suites not in quality.suites: {extra}")
         if (self.baseline is None) != (self.max_drop_vs_baseline is None):
             raise ValueError("quality.baseline and quality.max_drop_vs_baseline go together")
         return self
 
+    @property
+    def suite_names(self) -> list[str]:
+        return [s.name for s in self.suites]
+
     def min_score_of(self, suite: str) -> float:
-        return self.min_score.get(suite, 0.0) if isinstance(self.min_score, dict) else self.min_score  # type: ignore[call-overload]
+        return self.min_score.get(suite, 0.0) if isinstance(self.min_score, dict) else self.min_score
+
+    def max_tokens_of(self, suite: SuiteSpec) -> int:
+        return suite.max_tokens or self.max_tokens
+
+
+class QualityOverride(_Strict):
+    """A target's own changes to the config's quality section: its baseline (the fp16 target of
+    an int4 one, say), or how it is asked (a degraded temperature, thinking off)."""
+
+    baseline: str | None = None
+    max_drop_vs_baseline: float | None = Field(None, ge=0, le=1)
+    temperature: float | None = Field(None, ge=0, le=5)
+    chat_template_kwargs: dict[str, Any] | None = None
+
+    def applied_to(self, q: QualitySettings) -> QualitySettings:
+        return QualitySettings.model_validate({**q.model_dump(), **self.model_dump(exclude_none=True)})
 
 
 class WarehouseSettings(_Strict):
@@ -280,6 +342,7 @@ class ResolvedTarget(_Strict):
     warnings: list[str] = Field(default_factory=list)  # plan-time warnings about this target
     quality: QualitySettings | None = None  # None: the config has no quality stage
     dataset: DatasetSummary | None = None  # the workload's dataset as scanned at plan time (issue 28)
+    capacity: CapacitySearch | None = None  # None: no capacity search (loadgen.capacity)
 
     @property
     def backend_kind(self) -> str:
@@ -335,6 +398,7 @@ class RunPlan(_Strict):
     # The $/M a run ranks and labels by: per output token, or per total (input + output) token.
     price_basis: PriceBasis = "output"
     reference: list[Reference] = Field(default_factory=list)  # the config's, to compare against
+    traffic: TrafficProfile | None = None  # the config's traffic profile (analysis.costmodel)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> RunPlan:

@@ -25,7 +25,18 @@ from llmbench.errors import LlmbenchError
 from llmbench.settings import settings
 from llmbench.warehouse.schema import _in_transaction, migrate
 
-TABLES = ("runs", "targets", "levels", "requests", "price_performance", "break_even", "reference", "quality")
+TABLES = (
+    "runs",
+    "targets",
+    "levels",
+    "requests",
+    "price_performance",
+    "break_even",
+    "reference",
+    "quality",
+    "capacity",
+    "traffic_cost",
+)
 
 
 def is_postgres(target: str | Path | None) -> bool:

@@ -402,6 +402,7 @@ def _g7e_on(cfg: dict, container: str) -> dict:
     cfg["targets"] = [t for t in cfg["targets"] if t["id"] == "g7e-vllm-eagle3"]
     cfg["targets"][0]["serving"]["container"] = container
     cfg["reference"] = []
+    cfg.pop("quality", None)  # its baseline is a target this one-target config drops
     return cfg
 
 

@@ -131,7 +131,7 @@ def test_prompts_are_deterministic_and_share_only_the_prefix():
     assert a.system == b.system and len(a.system.split()) == 50 and a.text != b.text
     body = chat_request_body(a)
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
-    assert body["stream_options"] == {"include_usage": True} and body["ignore_eos"] is True
+    assert body["stream_options"] == {"include_usage": True, "continuous_usage_stats": True} and body["ignore_eos"]
     assert make_prompt(7, 1, 200, 10).system is None
 
 

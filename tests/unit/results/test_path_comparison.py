@@ -251,10 +251,11 @@ def test_report_compares_the_paths_against_each_per_token_path(run_frames, tmp_p
             elif tag == "tr":
                 self.tables[-1].append([])
             elif tag in ("td", "th"):
-                self.cell = ""
+                self.cell = dict(attrs).get("title", "") if tag == "th" else ""  # a header's raw column
+                self.header = tag == "th"
 
         def handle_data(self, data):
-            if self.cell is not None:
+            if self.cell is not None and not self.header:
                 self.cell += data
 
         def handle_endtag(self, tag):

@@ -126,6 +126,7 @@ SPEC = registry.register(
         deploy_overhead_min=10.0,  # launch, image pull and model load, terminate
         default_containers={"vllm": "vllm-openai-0.15.1"},
         pins_revision=("vllm",),  # vllm serve --revision
+        scales_to_zero=True,  # an Auto Scaling group of 0
         capacity=Capacity(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
         platform_kwargs=platform_kwargs,
         janitor_client="ec2",

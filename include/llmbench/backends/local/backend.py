@@ -144,7 +144,9 @@ class LocalBackend:
         serving = target.serving
         # OpenAI `tools` need llama-server's jinja chat templates: on by default in current builds,
         # passed explicitly when a quality suite calls tools (unless the config turned it off).
-        needs_tools = target.quality is not None and "tool_call" in target.quality.suites
+        needs_tools = target.quality is not None and any(
+            s.kind.startswith("tool_call") or s.kind == "jsonl" for s in target.quality.suites
+        )
         if needs_tools and not {"--jinja", "--no-jinja"} & set(serving.extra_args):
             serving = serving.model_copy(update={"extra_args": [*serving.extra_args, "--jinja"]})
         return self.start_server(serving, work_dir)

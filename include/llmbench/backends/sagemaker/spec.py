@@ -111,6 +111,7 @@ SPEC = registry.register(
         deploy_overhead_min=12.0,
         default_containers={"vllm": "vllm-0.15.1"},
         pins_revision=("vllm",),  # SM_VLLM_REVISION
+        scales_to_zero=True,  # inference components with a minimum of 0 instances
         capacity=Capacity(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
         platform_kwargs=platform_kwargs,
         janitor_client="sagemaker",

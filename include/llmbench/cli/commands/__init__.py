@@ -2,9 +2,9 @@
 `run(args)` does it and returns its exit status, or raises an LlmbenchError, which
 llmbench.cli.main turns into the error's exit status and one line."""
 
-from llmbench.cli.commands import plan, prune, publish, rebuild, reprocess, settings, show, sweep
+from llmbench.cli.commands import history, plan, prune, publish, rebuild, reprocess, settings, show, sweep
 
 # In the order `llmbench --help` lists them.
-COMMANDS = (sweep, plan, show, rebuild, publish, reprocess, prune, settings)
+COMMANDS = (sweep, plan, show, history, rebuild, publish, reprocess, prune, settings)
 
-__all__ = ["COMMANDS", "plan", "prune", "publish", "rebuild", "reprocess", "settings", "show", "sweep"]
+__all__ = ["COMMANDS", "history", "plan", "prune", "publish", "rebuild", "reprocess", "settings", "show", "sweep"]

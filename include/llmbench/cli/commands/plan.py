@@ -121,6 +121,8 @@ def run(a: argparse.Namespace) -> int:
             planned.price_basis, length_mean(w.input_tokens) + w.shared_prefix_tokens, length_mean(w.output_tokens)
         )
     )
+    for line in quality_lines(planned.targets[0].quality):
+        print(line)
     for t in planned.targets:
         print(f"\n  {t.target_id} ({t.backend_kind}, {t.region}): {t.label}")
         for line in traffic_lines(t):
@@ -152,3 +154,23 @@ def run(a: argparse.Namespace) -> int:
     for warning in planned.warnings:
         print(f"  WARNING {warning}")
     return 0
+
+
+def quality_lines(q: Any) -> list[str]:
+    """Per suite of the quality section: its answers (items x runs) and the smallest drop the
+    gate can see at 95 % for that size (metrics.detectable_drop): a buyer knows before paying
+    whether the suite can tell a one-point drop from noise."""
+    if q is None:
+        return []
+    from llmbench.analysis import metrics
+    from llmbench.quality.suites import build_suite
+
+    lines = [f"quality: gate on the {q.grade_on} score, {q.concurrency} request(s) at a time"]
+    for spec in q.suites:
+        n = len(build_suite(spec)) * q.runs
+        drop = metrics.detectable_drop(n) or 0.0
+        lines.append(
+            f"  suite {spec.name} ({spec.kind}): {n} answers, min score {q.min_score_of(spec.name):.2f}; "
+            f"smallest drop detectable at 95 %: {100 * drop:.1f} points"
+        )
+    return lines
