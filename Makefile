@@ -108,6 +108,7 @@ bench: venv
 	$(BIN)/python benchmarks/pipeline_overhead.py
 	$(BIN)/python benchmarks/image_resolution.py
 	$(BIN)/python benchmarks/traffic.py
+	$(BIN)/python benchmarks/capacity_search.py
 
 # The compose stack (docker-compose.yaml) end to end: installs the engine and plugins when absent,
 # builds Debian stand-ins for images it cannot pull, up --wait, tests/compose, down -v.
