@@ -111,4 +111,5 @@ def test_open_loop_config_runs_on_the_local_default_and_publishes_one_row_per_ra
     assert rq["arrival_rate_rps"].tolist() == [1.0, 4.0]
     # the report plots against the offered load, not the in-flight cap
     html = open(pipeline.report(run_dir)).read()
-    assert html.count("<img") >= 3 and "arrival_rate_rps" in html
+    assert html.count('<div class="chart" id=') >= 3, "the report's charts"
+    assert "offered load (Poisson arrivals, requests/s)" in html

@@ -412,6 +412,10 @@ def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConf
         data["targets"] = [t for t in data["targets"] if t["id"] in wanted]
         # A reference figure about a target left out of this run has nothing to be held against.
         data["reference"] = [r for r in data.get("reference") or [] if r.get("target") in (None, *wanted)]
+        # Likewise a quality baseline left out: the targets are graded against their own minimum only.
+        for q in (data.get("quality"), *(t.get("quality") for t in data["targets"])):
+            if q and q.get("baseline") not in (None, *wanted):
+                q["baseline"] = q["max_drop_vs_baseline"] = None
     try:
         return BenchmarkConfig.model_validate(data)
     except ValidationError as e:

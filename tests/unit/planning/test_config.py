@@ -362,3 +362,14 @@ def test_a_key_given_twice_is_refused_naming_it_and_its_line(tmp_path):
     nested.write_text(text.replace("workload:\n", "workload:\n  seed: 1\n  seed: 2\n", 1))
     with pytest.raises(ConfigError, match=r"duplicate key 'seed' at line"):
         load_config(str(nested))
+
+
+def test_a_run_of_some_targets_drops_a_quality_baseline_it_leaves_out(tmp_path):
+    """params.targets without the baseline target: the rest plan, graded against their own minimum
+    (a baseline that is not in the run cannot be compared on the same items)."""
+    run = plan("sagemaker-seed-002", "2026-11-30", {"targets": ["g7e-vllm-eagle3"]}, runs_root=tmp_path)
+    (t,) = run.targets
+    assert t.quality is not None and t.quality.baseline is None and t.quality.max_drop_vs_baseline is None
+    both = plan("sagemaker-seed-002", "2026-11-30", {"targets": ["g7e-vllm-eagle3", "g5-lmi-baseline"]},
+                runs_root=tmp_path / "both")
+    assert {x.quality.baseline for x in both.targets} == {"g5-lmi-baseline"}
