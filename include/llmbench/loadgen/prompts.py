@@ -12,6 +12,7 @@ import functools
 import itertools
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, Trace
 
@@ -132,17 +133,7 @@ def dataset_prompt(spec: DatasetSpec, index: DatasetIndex, seed: int, request_in
     "model", the cap of a natural stop), or the row's own (output "data")."""
     row = index.row_of(seed, request_index, spec.sample == "with_replacement")
     conv = index.conversation(row)
-    turns = conv.first_prompt
-    max_tokens = (conv.first_answer_tokens or output_tokens) if spec.output == "data" else output_tokens
-    system = "\n".join(text for role, text in turns if role == "system") or None
-    return Prompt(
-        index=request_index,
-        text=turns[-1][1],
-        max_tokens=max_tokens,
-        system=system,
-        messages=turns,
-        ignore_eos=spec.output != "model",
-    )
+    return _turns_prompt(request_index, conv.first_prompt, conv.first_answer_tokens, output_tokens, spec)
 
 
 @functools.lru_cache(maxsize=16)
@@ -169,11 +160,16 @@ def session_turn_prompt(conv: Conversation, turn: int, output_tokens: int, spec:
     users = conv.user_turns()
     if turn >= len(users):
         return None
-    turns = conv.turns[: users[turn] + 1]
-    max_tokens = (conv.answer_tokens(users[turn]) or output_tokens) if spec.output == "data" else output_tokens
+    return _turns_prompt(turn, conv.turns[: users[turn] + 1], conv.answer_tokens(users[turn]), output_tokens, spec)
+
+
+def _turns_prompt(index: int, turns: Any, answer_tokens: int | None, output_tokens: int, spec: DatasetSpec) -> Prompt:
+    """A prompt of a dataset row's turns (the last one the user's): its system turns joined, its
+    output length the row's own answer (output "data") or the workload's draw."""
+    max_tokens = (answer_tokens or output_tokens) if spec.output == "data" else output_tokens
     system = "\n".join(text for role, text in turns if role == "system") or None
     return Prompt(
-        index=turn,
+        index=index,
         text=turns[-1][1],
         max_tokens=max_tokens,
         system=system,
