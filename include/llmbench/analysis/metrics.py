@@ -135,6 +135,7 @@ def summarize_level(
         if any(r.input_tokens is not None for r in ok)
         else None,
         "output_tokens_mean": out_tokens / len(ok) if ok else None,
+        "input_tokens_client_minus_server_mean": input_tokens_client_minus_server_mean(ok),
         "achieved_concurrency": busy_s / window_s if window_s > 0 else None,
         "client_cpu_pct": 100.0 * client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None,
         # sends repeated on a fresh connection because the server had closed the reused one
@@ -230,6 +231,18 @@ def chunk_tokens_level(ok: Sequence[RequestRecord]) -> dict[str, Any]:
         "multi_token_chunk_frac": sum(1 for k in counts if k > 1) / len(counts),
         "chunk_tokens_source": sources[0] if len(sources) == 1 else "mixed",
     }
+
+
+def input_tokens_client_minus_server_mean(records: Sequence[RequestRecord]) -> float | None:
+    """Mean of (the client's count of a prompt with the served model's tokenizer - the server's
+    reported usage.prompt_tokens) over the records that have both: how far the sizing missed;
+    None when no prompt was counted (words ~ tokens) or no usage was reported."""
+    diffs = [
+        r.input_tokens_client - r.input_tokens
+        for r in records
+        if r.input_tokens_client is not None and r.input_tokens is not None
+    ]
+    return float(np.mean(diffs)) if diffs else None
 
 
 def _by_repeat(records: Sequence[RequestRecord]) -> list[list[RequestRecord]]:

@@ -160,7 +160,7 @@ def run_capacity_search(
     new level rows)."""
     from llmbench.analysis import metrics
     from llmbench.loadgen.driver import PoissonArrivals, append_line, run_level, run_loop
-    from llmbench.loadgen.sweep import _level_args, _models, level_row
+    from llmbench.loadgen.sweep import _level_args, _models, _prompt_sizing, level_row
 
     workload, slo = _models(workload, slo)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -168,6 +168,8 @@ def run_capacity_search(
     rows: list[dict[str, Any]] = []
     cap = workload.max_in_flight
     jsonl = open(out_dir / "requests.jsonl", "ab", buffering=0)  # noqa: SIM115 (closed below)
+    level_args = _level_args(workload, endpoint)  # prompt sizing measured once, before any probe
+    sizing = _prompt_sizing(workload, level_args)
 
     def from_row(row: dict[str, Any], rate: float, seconds: float) -> Probe:
         return Probe(
@@ -203,12 +205,13 @@ def run_capacity_search(
                     on_record=lambda rec: append_line(jsonl.fileno(), rec.to_row()),
                     duration_s=cfg.probe_duration_s,
                     repeat=rep,
-                    **_level_args(workload),
+                    **level_args,
                 )
             )
             recs.extend(r_recs)
             cpu_s += r_cpu
-        row = level_row(recs, cap, rate, slo, cpu_s, 1, {"level_warmup_requests": 0, "capacity_probe": k})
+        extras = {"level_warmup_requests": 0, "capacity_probe": k, "prompt_sizing": sizing}
+        row = level_row(recs, cap, rate, slo, cpu_s, 1, extras)
         rows.append(row)
         p = from_row(row, rate, time.monotonic() - t0)
         verdict = "meets" if p.passed else "misses"

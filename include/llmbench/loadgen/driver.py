@@ -35,6 +35,7 @@ from llmbench.lifetime import die_with_parent
 from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
 from llmbench.loadgen.prompts import (
     Prompt,
+    WordSizing,
     chat_request_body,
     dataset_prompt,
     draw_prefix,
@@ -266,6 +267,7 @@ async def run_level(
     dataset: tuple[DatasetSpec, DatasetIndex] | None = None,
     prefixes: tuple[int, str, float] = (1, "uniform", 1.0),
     multi_turn: MultiTurn | None = None,
+    sizing: WordSizing | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
 
@@ -274,7 +276,9 @@ async def run_level(
     open loop: no arrival after duration_s); those in flight finish. next_index: where the next
     request number comes from (default: a local counter; a counter shared between processes when
     a closed-loop level is split over several, run_level_split); worker_offset: the number of this
-    process's first stream.
+    process's first stream. sizing: the served model's token counts (tokenizer.sizing_for) that
+    size generated and trace prompts, each record then carrying its prompt's count; None: words ~
+    tokens.
     """
 
     stream_body = registry.wire(endpoint.wire).stream_body  # None: an OpenAI chat body
@@ -283,10 +287,14 @@ async def run_level(
     if trace is not None:  # a trace level is its rows (at most n_requests of them)
         n_requests = len(trace.trace) if n_requests is None else min(n_requests, len(trace.trace))
 
+    # The client's token count of request i's prompt, from when its body is built until its record
+    # is submitted (built ahead: counting costs the level nothing).
+    client_counts: dict[int, int] = {}
+
     def body(i: int) -> bytes:
         idx = first_index + i
         if trace is not None:  # request i of the level is row i of the trace
-            prompt = trace_prompt(seed, trace.trace, i, trace.block_tokens)
+            prompt = trace_prompt(seed, trace.trace, i, trace.block_tokens, sizing)
         elif dataset is not None:  # the user's own prompts (workload.dataset)
             prompt = dataset_prompt(*dataset, seed, idx, sample_length(output_tokens, seed, idx, "output"))
         else:
@@ -298,7 +306,10 @@ async def run_level(
                 shared_prefix_tokens,
                 prompt_style,
                 draw_prefix(seed, idx, *prefixes),
+                sizing,
             )
+        if prompt.input_tokens_client is not None:
+            client_counts[i] = prompt.input_tokens_client
         return encode(prompt)
 
     def encode(prompt: Prompt) -> bytes:
@@ -375,6 +386,7 @@ async def run_level(
             submit(
                 builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads, worker=worker,
                 scheduled_ms=scheduled_ms, prefix_id=prefix_of(first_index + i),
+                input_tokens_client=client_counts.pop(i, None),
             )  # fmt: skip
             idle.append(client)
 

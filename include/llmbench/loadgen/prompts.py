@@ -1,8 +1,10 @@
 """Deterministic, seeded prompts sized to a token budget, and the request bodies that carry them.
 
 Prompts are built from common short English words, each of which is one token for the Llama/
-SmolLM/Qwen BPE vocabularies when preceded by a space, so N words ~ N tokens. The server-reported
-prompt token count is what the results record; the estimate only sizes the request.
+SmolLM/Qwen BPE vocabularies when preceded by a space, so N words ~ N tokens. Where the server can
+tokenize (loadgen.tokenizer: llama-server), a WordSizing measured from the served model's own
+tokenizer sizes them instead, and the prompt carries the client's exact count; the server-reported
+count is recorded beside it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, Tr
 __all__ = [
     "Prompt",
     "TEMPLATE_OVERHEAD_TOKENS",
+    "WORDS",
+    "WordSizing",
     "chat_request_body",
     "dataset_prompt",
     "draw_prefix",
@@ -42,6 +46,33 @@ _WORDS = (
 # ~30 with SmolLM2's template and the instruction line. Subtracted so the whole prompt lands near the budget.
 TEMPLATE_OVERHEAD_TOKENS = 30
 _INSTRUCTION = "Continue this list of words with more words:"
+WORDS: tuple[str, ...] = tuple(dict.fromkeys(_WORDS))  # the distinct words prompts are made of
+
+
+@dataclass(frozen=True)
+class WordSizing:
+    """A served model's token counts for our generated prompts, measured once from its tokenizer
+    (tokenizer.measure_word_sizing). A BPE pre-tokenizer splits text at each space, so a prompt's
+    count is additive: base_tokens (the chat template around one user turn and the instruction)
+    + system_tokens[prefix_id] (what shared prefix k's system turn adds) + each word's tokens (with
+    its leading space). Sizing a prompt is then arithmetic on the client, no server call."""
+
+    base_tokens: int
+    system_tokens: tuple[int, ...]  # by prefix id; () when the workload has no shared prefix
+    word_tokens: tuple[int, ...]  # tokens of " " + WORDS[k]
+
+    @functools.cached_property
+    def table(self) -> dict[str, int]:
+        """Tokens of each word (with its leading space), by word."""
+        return dict(zip(WORDS, self.word_tokens, strict=True))
+
+    def fit(self, words: list[str], target_tokens: int, fixed_tokens: int) -> tuple[int, int]:
+        """(how many of `words`, from the first, bring fixed_tokens + their tokens closest to
+        target_tokens without passing it, that count): a binary search over the running sum.
+        At least one word; `words` must be long enough (each word is at least one token)."""
+        cum = list(itertools.accumulate(map(self.table.__getitem__, words), initial=fixed_tokens))
+        n = max(1, bisect.bisect_right(cum, target_tokens) - 1)
+        return n, cum[n]
 
 
 @dataclass(frozen=True)
@@ -54,6 +85,9 @@ class Prompt:
     # system then hold its last user turn and its system turn, for wires that take one prompt).
     messages: tuple[tuple[str, str], ...] | None = None
     ignore_eos: bool = True  # False: the model stops where it would (dataset output: model)
+    # The whole prompt's tokens as the client counted them with the served model's tokenizer
+    # (WordSizing); None: not counted (sized as words ~ tokens).
+    input_tokens_client: int | None = None
 
 
 def _words(rng: random.Random, n: int) -> str:
@@ -87,6 +121,7 @@ def make_prompt(
     shared_prefix_tokens: int = 0,
     style: str = "words",
     prefix_id: int = 0,
+    sizing: WordSizing | None = None,
 ) -> Prompt:
     """The `index`-th prompt of a seeded workload: same seed and index, same text, always.
 
@@ -94,6 +129,9 @@ def make_prompt(
     prefix beyond the instruction, except the optional shared system prompt of
     `shared_prefix_tokens` (seed 002's 478-token system prompt, what prefix caching reuses).
     style "code-edit": rewrite a seeded piece of code with one rename (Workload.prompt_style).
+    With `sizing` (the served model's counts), a words prompt is input_tokens + shared_prefix_tokens
+    tokens in all as its tokenizer counts them (the word count binary-searched to it), and carries
+    that count; without, words ~ tokens less TEMPLATE_OVERHEAD_TOKENS.
     """
     rng = random.Random(f"{seed}:{index}")
     key = f"{seed}:system" if prefix_id == 0 else f"{seed}:system:{prefix_id}"
@@ -102,6 +140,12 @@ def make_prompt(
         code, old, new = _code(rng, input_tokens - TEMPLATE_OVERHEAD_TOKENS - 20)
         text = _CODE_INSTRUCTION.format(old=old, new=new) + "\n```python\n" + code + "\n```"
         return Prompt(index=index, text=text, max_tokens=output_tokens, system=system)
+    if sizing is not None:
+        fixed = sizing.base_tokens + (sizing.system_tokens[prefix_id] if system else 0)
+        words = [rng.choice(_WORDS) for _ in range(max(1, input_tokens + shared_prefix_tokens - fixed))]
+        n, counted = sizing.fit(words, input_tokens + shared_prefix_tokens, fixed)
+        text = f"{_INSTRUCTION} {' '.join(words[:n])}"
+        return Prompt(index, text, output_tokens, system, input_tokens_client=counted)
     n_words = max(1, input_tokens - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
     return Prompt(index=index, text=f"{_INSTRUCTION} {_words(rng, n_words)}", max_tokens=output_tokens, system=system)
 
@@ -178,11 +222,15 @@ def _turns_prompt(index: int, turns: Any, answer_tokens: int | None, output_toke
     )
 
 
-def trace_prompt(seed: int, trace: Trace, row: int, block_tokens: int) -> Prompt:
+def trace_prompt(seed: int, trace: Trace, row: int, block_tokens: int, sizing: WordSizing | None = None) -> Prompt:
     """Row `row` of a trace as a prompt of its input_length: one block of block_tokens words per hash
     id (the same id, the same words: the prefix the trace says requests share), then words of its
-    own up to the length; it asks for its output_length."""
-    n_words = max(1, trace.input_lengths[row] - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
+    own up to the length; it asks for its output_length. With `sizing`, the length is the served
+    model's token count (as make_prompt)."""
+    if sizing is None:
+        n_words = max(1, trace.input_lengths[row] - TEMPLATE_OVERHEAD_TOKENS - len(_INSTRUCTION.split()))
+    else:
+        n_words = max(1, trace.input_lengths[row] - sizing.base_tokens)
     words: list[str] = []
     for h in trace.hash_ids[row]:
         if len(words) >= n_words:
@@ -190,8 +238,14 @@ def trace_prompt(seed: int, trace: Trace, row: int, block_tokens: int) -> Prompt
         words.extend(_block(seed, h, block_tokens))
     words = words[:n_words]
     if len(words) < n_words:
-        words.append(_words(random.Random(f"{seed}:trace:{row}"), n_words - len(words)))
-    return Prompt(index=row, text=f"{_INSTRUCTION} {' '.join(words)}", max_tokens=trace.output_lengths[row])
+        rng = random.Random(f"{seed}:trace:{row}")
+        words.extend(rng.choice(_WORDS) for _ in range(n_words - len(words)))
+    counted = None
+    if sizing is not None:
+        n, counted = sizing.fit(words, trace.input_lengths[row], sizing.base_tokens)
+        words = words[:n]
+    text = f"{_INSTRUCTION} {' '.join(words)}"
+    return Prompt(index=row, text=text, max_tokens=trace.output_lengths[row], input_tokens_client=counted)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -22,6 +22,7 @@ from typing import Any
 from llmbench.analysis import metrics
 from llmbench.backends import servermetrics
 from llmbench.backends.base import Endpoint
+from llmbench.loadgen import tokenizer
 from llmbench.loadgen.driver import (
     ClosedLoop,
     PoissonArrivals,
@@ -52,9 +53,15 @@ class SweepResult:
 _scan = functools.lru_cache(maxsize=4)(dataset_scan)
 
 
-def _level_args(workload: Workload) -> dict[str, Any]:
+def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
     spec = workload.dataset
+    # The served model's token counts size generated and trace prompts where the server can
+    # tokenize (measured before the levels); a dataset's or code-edit's prompts are what they are.
+    sized = spec is None and workload.prompt_style == "words"
     return dict(
+        sizing=tokenizer.sizing_for(endpoint, workload.seed, workload.shared_prefix_tokens, workload.prefix_count)
+        if sized
+        else None,
         dataset=(spec, _scan(spec)) if spec is not None else None,
         input_tokens=workload.input_tokens,  # a number of tokens, or a distribution (workload.sample_length)
         output_tokens=workload.output_tokens,
@@ -65,6 +72,12 @@ def _level_args(workload: Workload) -> dict[str, Any]:
         max_response_bytes=workload.max_response_bytes,
         prefixes=(workload.prefix_count, workload.prefix_draw, workload.prefix_zipf_s),
     )
+
+
+def _prompt_sizing(workload: Workload, level_args: dict[str, Any]) -> str:
+    """What sized a level's prompts (levels.prompt_sizing): the served model's tokenizer, the
+    words ~ tokens estimate, or a dataset's own text."""
+    return "dataset" if workload.dataset else "tokenizer" if level_args["sizing"] is not None else "words"
 
 
 def _models(workload: Workload | dict, slo: Slo | dict | None = None) -> tuple[Workload, Slo | None]:
@@ -93,6 +106,7 @@ SWEEP_ONLY_COLUMNS = (
     "offered_as_scheduled",
     "shared_prefix_fraction",
     "capacity_probe",  # the capacity search's probe number (loadgen.capacity); None for the sweep's levels
+    "prompt_sizing",
 )
 
 
@@ -145,7 +159,7 @@ def run_warmup(
             n_requests=n,
             first_index=-n,
             on_record=_warmup_sink(out_dir, "initial"),
-            **_level_args(workload),
+            **_level_args(workload, endpoint),
         )
     )
     failed = [r for r in recs if not r.ok]
@@ -193,7 +207,8 @@ def run_sweep(
     )
     stride = 10**6 if n is None else n
     repeats = workload.repeats
-    common = _level_args(workload)
+    common = _level_args(workload, endpoint)
+    prompt_sizing = _prompt_sizing(workload, common)
     jsonl_path = out_dir / "requests.jsonl"
     requests_path = out_dir / "requests.parquet"
     levels_path = out_dir / "levels.parquet"
@@ -215,7 +230,11 @@ def run_sweep(
 
         for li, c in enumerate(levels):
             rate = rates[li] if rates else None
-            extras: dict[str, Any] = {"level_warmup_requests": 0, "shared_prefix_fraction": prefix_fraction}
+            extras: dict[str, Any] = {
+                "level_warmup_requests": 0,
+                "shared_prefix_fraction": prefix_fraction,
+                "prompt_sizing": prompt_sizing,
+            }
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
             before, why_not = servermetrics.spec_decode_counters(
@@ -302,7 +321,7 @@ def _warm_level(endpoint: Endpoint, workload: Workload, li: int, c: int, out_dir
             n_requests=n,
             first_index=-(li + 1) * LEVEL_WARMUP_STRIDE,
             on_record=_warmup_sink(out_dir, "level"),
-            **_level_args(workload),
+            **_level_args(workload, endpoint),
         )
     )
     return len(recs)

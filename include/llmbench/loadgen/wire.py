@@ -249,6 +249,7 @@ def build_record(
     history_chars: int = 0,
     prefix_id: int = 0,
     scheduled_ms: float | None = None,
+    input_tokens_client: int | None = None,
 ) -> RequestRecord:
     """One request's record from what the hot path captured: the response's bytes as read, on the
     endpoint's wire (registry.WireFormat: SSE, or a framing around it, or a parse of its own).
@@ -321,4 +322,5 @@ def build_record(
         scheduled_ms=scheduled_ms,
         chunk_tokens=chunk_tokens,
         chunk_tokens_source=chunk_source,
+        input_tokens_client=input_tokens_client,
     )

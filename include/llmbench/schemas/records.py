@@ -62,6 +62,9 @@ class RequestRecord:
     # usage: deltas of the cumulative usage each chunk carried (continuous_usage_stats);
     # content: no per-chunk usage, one token per non-empty content chunk assumed
     chunk_tokens_source: str = field(default="content", metadata={"arrow": "string"})
+    # Issue 28 item 6: the prompt's tokens as the client counted them with the served model's
+    # tokenizer (input_tokens is the server's count); None: not counted (words ~ tokens sizing).
+    input_tokens_client: int | None = field(default=None, metadata={"arrow": "int32"})
 
     def to_row(self) -> dict[str, Any]:
         """The record as a plain dict, columns in order (a JSON line, a Parquet row)."""
@@ -81,7 +84,16 @@ class RequestRecord:
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(RequestRecord))
 # Columns a record of an older run may lack (requests.jsonl written before them): their defaults.
 _DEFAULTED = frozenset(
-    ("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms", "chunk_tokens", "chunk_tokens_source")
+    (
+        "session",
+        "turn_index",
+        "history_chars",
+        "prefix_id",
+        "scheduled_ms",
+        "chunk_tokens",
+        "chunk_tokens_source",
+        "input_tokens_client",
+    )
 )
 _values = attrgetter(*COLUMNS)
 

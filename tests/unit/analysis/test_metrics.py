@@ -221,3 +221,14 @@ def test_server_metrics_level_without_lookups_has_no_hit_rate():
     assert cols["prefix_cache_hit_rate"] is None and cols["prefix_cache_hits_tokens"] == 0.0
     assert cols["server_requests_running_mean"] == 2.0 and cols["server_requests_running_max"] == 4.0
     assert cols["server_queue_time_ms_mean"] is None and cols["server_metrics_samples"] == 3
+
+
+def test_client_minus_server_input_tokens_by_hand():
+    import dataclasses
+
+    a, b, c = rec(0, [10], 20, 1), rec(0, [10], 20, 1), rec(0, [10], 20, 1)  # the server counted 10 each
+    counted = [dataclasses.replace(a, input_tokens_client=12), dataclasses.replace(b, input_tokens_client=9), c]
+    failed = dataclasses.replace(rec(0, [], 30, 0, ok=False, kind="timeout"), input_tokens_client=50)
+    # (12 - 10 + 9 - 10) / 2: the uncounted and the failed request (no server count) left out
+    assert metrics.summarize_level([*counted, failed], 1)["input_tokens_client_minus_server_mean"] == 0.5
+    assert metrics.summarize_level([a, b], 1)["input_tokens_client_minus_server_mean"] is None

@@ -55,7 +55,7 @@ def test_a_reprocess_keeps_what_only_the_sweep_measured(tmp_path):
                 "prefix_cache_hit_rate": 0.25, "prefix_cache_hits_tokens": 128.0, "prompt_tokens_cached": 128.0,
                 "server_queue_time_ms_mean": 3.0, "server_metrics_samples": 4, "server_metrics_note": None,
                 "offered_as_scheduled": True, "shared_prefix_fraction": 0.25,
-                "capacity_probe": 3}
+                "capacity_probe": 3, "prompt_sizing": "tokenizer"}
     pd.DataFrame([level_row(recs, 1, None, t.slo, 0.01, 1, measured)]).to_parquet(t.dir / "levels.parquet")
     assert recompute_levels(t)
     (row,) = pd.read_parquet(t.dir / "levels.parquet").to_dict("records")

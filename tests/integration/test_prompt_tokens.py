@@ -1,0 +1,73 @@
+"""Prompts sized with the served model's own tokenizer (issue 28 item 6), on the real llama-server
+with SmolLM2: the seed presets' input lengths land on what was asked, as the server itself counts
+them (usage.prompt_tokens), within 1 %; each record keeps the client's count beside the server's
+and the level their mean difference. A server without a tokenize endpoint keeps the words ~
+tokens sizing and records no client count."""
+
+import pandas as pd
+import pytest
+
+from llmbench.backends.base import Endpoint
+from llmbench.backends.local.models import LocalServing
+from llmbench.loadgen.sweep import run_sweep
+from llmbench.schemas.workload import Workload, sample_length
+from llmbench.testing._serve import ServerProcess
+
+from .shared_server import SharedLlamaServer
+
+
+@pytest.fixture(scope="module")
+def long_context_server(tmp_path_factory):
+    # seed 000's 2048-token prompts need more context than the session's shared server has
+    serving = LocalServing(name="test-tokens", parallel=2, threads=2, ctx_per_slot=2304)
+    server = SharedLlamaServer(serving, tmp_path_factory.mktemp("tokens-server"))
+    try:
+        server.wait_ready(120)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(("preset", "requests"), [("seed-000", 2), ("seed-002", 8)])
+def test_seed_presets_land_on_their_input_lengths_in_the_servers_count(long_context_server, tmp_path, preset, requests):
+    # the presets' input lengths; a short answer, since only the prompt is under test
+    workload = Workload.model_validate(
+        {
+            "preset": preset,
+            "output_tokens": 4,
+            "concurrency": [2],
+            "requests_per_level": requests,
+            "warmup_requests": 0,
+            "request_timeout_s": 300,
+        }
+    )
+    url = long_context_server.handle["base_url"] + "/v1/chat/completions"
+    result = run_sweep(Endpoint(url), workload, tmp_path)
+    long_context_server.check("during this test")
+    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
+    assert rq["ok"].all(), rq["error_detail"].tolist()
+    asked = [
+        sample_length(workload.input_tokens, workload.seed, i, "input") + workload.shared_prefix_tokens
+        for i in rq["request_index"]
+    ]
+    served = rq["input_tokens"].tolist()
+    if preset == "seed-002":
+        assert len(set(asked)) > 3  # really the preset's distribution
+    misses = [abs(s - a) / a for s, a in zip(served, asked, strict=True)]
+    assert max(misses) <= 0.01, list(zip(asked, served, strict=True))
+    assert rq["input_tokens_client"].tolist() == served  # the client counted what the server did
+    (level,) = result.levels
+    assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "tokenizer"
+    print(f"{preset}: asked {asked}, served {served}, max miss {max(misses):.4%}")
+
+
+def test_a_server_without_tokenize_keeps_the_words_estimate(tmp_path):
+    workload = Workload.model_validate(
+        {"input_tokens": 200, "output_tokens": 4, "concurrency": [1], "requests_per_level": 2, "request_timeout_s": 30}
+    )
+    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "5", "--itl-ms", "1") as server:
+        result = run_sweep(Endpoint(server.url + "/v1/chat/completions", keep_alive=True), workload, tmp_path)
+    rq = pd.read_parquet(result.requests_path)
+    assert rq["ok"].all() and rq["input_tokens_client"].isna().all()
+    assert result.levels[0]["input_tokens_client_minus_server_mean"] is None
+    assert result.levels[0]["prompt_sizing"] == "words"
