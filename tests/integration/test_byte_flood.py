@@ -127,3 +127,31 @@ def test_quality_requests_end_at_their_deadline_however_fast_bytes_arrive(tmp_pa
     assert all(x["error"] == "timeout: no complete response within 0.5 s" for x in lines), lines[0]["error"]
     assert all(x["seconds"] <= 0.5 + 0.3 for x in lines), [x["seconds"] for x in lines]
     assert stats["rss_mb"] < 300, stats  # 0.5 s at 20 MB/s: 10 MB per request at most
+
+
+# The tokenizer probe (loadgen.tokenizer, prompts sized with the served model's own counts) asks
+# the server before a sweep's levels: it is bounded as a request is. Reverted once (stop 36) because
+# it read a flooding reply whole and the sweep's process was SIGKILLed.
+PROBE = PEAK_RSS + """
+import json, sys, time
+from llmbench.backends.base import Endpoint
+from llmbench.loadgen.tokenizer import sizing_for
+url, budget_s, max_bytes = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+t0 = time.monotonic()
+sizing = sizing_for(Endpoint(url + "/v1/chat/completions"), 0, 0, 1, budget_s=budget_s, max_bytes=max_bytes)
+print(json.dumps({"wall_s": time.monotonic() - t0, "sized": sizing is not None, "rss_mb": peak_rss_mb()}))
+"""
+
+
+@pytest.mark.parametrize(("mb_per_s", "budget_s", "max_bytes"), [(0, 30, 4 << 20), (20, 1.5, 1 << 30)],
+                         ids=["flood-at-the-byte-budget", "trickle-at-the-deadline"])
+def test_the_tokenizer_probe_gives_up_on_a_flood_within_its_bounds(mb_per_s, budget_s, max_bytes):
+    with ServerProcess("llmbench.testing.flood", "--mb-per-s", str(mb_per_s)) as flood:
+        p = subprocess.run([sys.executable, "-c", PROBE, flood.url, str(budget_s), str(max_bytes)],
+                           capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-3000:]
+    stats = json.loads(p.stdout.strip().splitlines()[-1])
+    assert not stats["sized"]  # words ~ tokens stands
+    # the flood: one reply past 4 MiB ends it at once; the trickle: the one deadline, not one per request
+    assert stats["wall_s"] < (5 if mb_per_s == 0 else budget_s + 0.5), stats
+    assert stats["rss_mb"] < 300, stats

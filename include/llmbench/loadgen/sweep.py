@@ -59,7 +59,15 @@ def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
     # tokenize (measured before the levels); a dataset's or code-edit's prompts are what they are.
     sized = spec is None and workload.prompt_style == "words"
     return dict(
-        sizing=tokenizer.sizing_for(endpoint, workload.seed, workload.shared_prefix_tokens, workload.prefix_count)
+        sizing=tokenizer.sizing_for(
+            endpoint,
+            workload.seed,
+            workload.shared_prefix_tokens,
+            workload.prefix_count,
+            # bounded as a request is: a flooding or trickling server costs one timeout, then words
+            budget_s=min(tokenizer.PROBE_BUDGET_S, workload.request_timeout_s),
+            max_bytes=min(tokenizer.PROBE_MAX_BYTES, workload.max_response_bytes),
+        )
         if sized
         else None,
         dataset=(spec, _scan(spec)) if spec is not None else None,

@@ -11,21 +11,26 @@ probe prompt; sizing is then arithmetic (prompts.WordSizing), done before a leve
 
 Paths with no tokenize endpoint (a managed runtime, a hosted OpenAI API, vLLM until its /tokenize
 is wired here) keep the words ~ tokens estimate, and their records carry no client count.
+
+The probe is bounded like every other read of a server: each reply at most max_bytes, and the
+whole measurement within one deadline, so a server that floods or trickles bytes costs a sweep a
+few seconds, and words ~ tokens stands.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
+import time
 from typing import Protocol
 
 from llmbench.backends.base import Endpoint
+from llmbench.backends.deadline import Bounded, request_bounded
 from llmbench.loadgen.prompts import WORDS, Prompt, WordSizing, chat_request_body, make_prompt
 
 __all__ = ["LlamaServerTokenizer", "Tokenizer", "measure_word_sizing", "sizing_for"]
 
-PROBE_TIMEOUT_S = 10.0
+PROBE_BUDGET_S = 10.0  # the whole measurement (148 words, the template, the prefixes, one probe)
+PROBE_MAX_BYTES = 1 << 20  # a /tokenize reply of a few thousand tokens is tens of KB
 PROBE_WORDS = 300  # words in the probe prompt that checks the counts add up
 
 
@@ -42,15 +47,29 @@ class Tokenizer(Protocol):
 class LlamaServerTokenizer:
     """llama-server's own tokenizer (the GGUF's vocabulary and chat template) over its HTTP API."""
 
-    def __init__(self, root_url: str, headers: dict[str, str] | None = None, timeout_s: float = PROBE_TIMEOUT_S):
+    def __init__(
+        self,
+        root_url: str,
+        headers: dict[str, str] | None = None,
+        budget_s: float = PROBE_BUDGET_S,
+        max_bytes: int = PROBE_MAX_BYTES,
+    ):
         self.root_url = root_url.rstrip("/")
         self.headers = {"Content-Type": "application/json", **(headers or {})}
-        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + budget_s  # one deadline for every request of the measurement
+        self.budget_s = budget_s
+        self.max_bytes = max_bytes
 
     def _post(self, path: str, body: dict) -> dict:
-        req = urllib.request.Request(self.root_url + path, json.dumps(body).encode(), self.headers)
-        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-            return json.loads(resp.read())
+        left_s = self.deadline - time.monotonic()
+        if left_s <= 0:
+            raise TimeoutError(f"tokenizer probe: no complete measurement within {self.budget_s:g} s")
+        status, raw = request_bounded(
+            "POST", self.root_url + path, json.dumps(body).encode(), self.headers, left_s, self.max_bytes
+        )
+        if status != 200:
+            raise ValueError(f"tokenizer probe: HTTP {status} from {path}")
+        return json.loads(raw)
 
     def count_text(self, text: str) -> int:
         return len(self._post("/tokenize", {"content": text, "add_special": False})["tokens"])
@@ -84,15 +103,23 @@ def measure_word_sizing(tok: Tokenizer, seed: int, shared_prefix_tokens: int, pr
     return sizing
 
 
-def sizing_for(endpoint: Endpoint, seed: int, shared_prefix_tokens: int, prefix_count: int) -> WordSizing | None:
+def sizing_for(
+    endpoint: Endpoint,
+    seed: int,
+    shared_prefix_tokens: int,
+    prefix_count: int,
+    budget_s: float = PROBE_BUDGET_S,
+    max_bytes: int = PROBE_MAX_BYTES,
+) -> WordSizing | None:
     """The WordSizing of a workload's generated prompts on `endpoint`, measured now (each sweep and
     warm-up measures its own: a port may serve another model by the next run, ~0.1 s a time);
     None where the endpoint cannot tokenize (a wire other than OpenAI chat over HTTP, a signed
-    runtime, a server without /apply-template and /tokenize): words ~ tokens then."""
+    runtime, a server without /apply-template and /tokenize, or one whose replies break the
+    probe's bounds: budget_s for the whole measurement, max_bytes a reply): words ~ tokens then."""
     if endpoint.wire != "sse" or endpoint.signer is not None or "/v1/" not in endpoint.url:
         return None
-    tok = LlamaServerTokenizer(endpoint.url.split("/v1/", 1)[0], endpoint.headers)
+    tok = LlamaServerTokenizer(endpoint.url.split("/v1/", 1)[0], endpoint.headers, budget_s, max_bytes)
     try:
         return measure_word_sizing(tok, seed, shared_prefix_tokens, prefix_count)
-    except (OSError, ValueError, KeyError, TypeError):  # no tokenize endpoint, or one that does not add up
+    except (OSError, ValueError, KeyError, TypeError, Bounded):  # no tokenize endpoint, bounds broken, or no sum
         return None
