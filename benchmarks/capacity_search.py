@@ -9,7 +9,14 @@ first that missed it (what a sweep table shows), and the rate at which the bindi
 value crosses its threshold, linearly interpolated between those two levels (the curve read off).
 The search's capacity is its highest passing probe once a failing one is within its tolerance.
 
+Both are measured the same way (loadgen.capacity.run_capacity_search, the dense sweep with its 12
+rates given): the same verdict per level (the SLO met, no arrival held back by the in-flight cap)
+and, by default, common random numbers (every level replays one seeded Poisson pattern scaled to
+its rate, so neighbouring levels differ by their rate, not by their draws);
+--independent-arrivals draws each level's own.
+
   .venv/bin/python benchmarks/capacity_search.py [--probe-s 20] [--levels 12] [--max-rps R] [--start-rps R]
+      [--independent-arrivals]
 """
 
 from __future__ import annotations
@@ -45,11 +52,13 @@ def _value(level: dict[str, Any]) -> float:
     return float(level[f"{o.metric}_ms_p{o.percentile:g}"] or float("inf"))
 
 
-def dense_capacity(levels: list[dict[str, Any]]) -> dict[str, Any]:
+def dense_capacity(levels: list[dict[str, Any]], passed: list[bool]) -> dict[str, Any]:
     """The capacity read off the dense sweep: the highest passing rate below the first failing
-    one, and the interpolated crossing of the threshold between them."""
-    rows = sorted(levels, key=lambda r: r["arrival_rate_rps"])
-    verdict = [metrics.level_meets_slo(r, SLO, MAX_ERROR_RATE) for r in rows]
+    one, and the interpolated crossing of the threshold between them. `passed`: each level's
+    verdict, the search's own (the SLO met and no arrival held back by the in-flight cap)."""
+    order = sorted(range(len(levels)), key=lambda i: levels[i]["arrival_rate_rps"])
+    rows = [levels[i] for i in order]
+    verdict = [passed[i] for i in order]
     first_fail = next((i for i, ok in enumerate(verdict) if not ok), None)
     if first_fail is None:
         return {"status": "above_highest_level", "pass_rps": rows[-1]["arrival_rate_rps"], "fail_rps": None}
@@ -71,6 +80,11 @@ def main() -> None:
     ap.add_argument("--max-rps", type=float, help="the dense sweep's highest rate (default: 1.5 x the calibrated rate)")
     ap.add_argument("--start-rps", type=float, help="the search's first rate (default: max-rps / 4)")
     ap.add_argument("--timeout-s", type=float, default=30.0, help="per request: bounds an overloaded level's drain")
+    ap.add_argument(
+        "--independent-arrivals",
+        action="store_true",
+        help="each level and probe draws its own Poisson arrivals (default: common random numbers)",
+    )
     a = ap.parse_args()
 
     base = dict(input_tokens=64, output_tokens=32, max_in_flight=32, request_timeout_s=a.timeout_s, seed=20261205)
@@ -91,14 +105,18 @@ def main() -> None:
         rates = [round(max_rps * (i + 1) / a.levels, 4) for i in range(a.levels)]
         print(f"calibration: {served_rps:.3f} req/s at 4 streams; dense sweep {rates}; search from {start_rps}")
         workload = Workload(**base, level_duration_s=a.probe_s, arrival_rates_rps=rates, warmup_requests=0)
-        t0 = time.monotonic()
-        swept = run_sweep(endpoint, workload, out / "dense", slo=SLO, progress=print)
-        dense_s = time.monotonic() - t0
-        dense_measuring_s = dense_s  # wall time, drains included (a level with no request has no window)
         cfg = CapacitySearch(
             start_rps=start_rps, rel_tolerance=TOLERANCE, max_probes=a.levels // 2, probe_duration_s=a.probe_s,
-            max_rps=max_rps,
+            max_rps=max_rps, common_arrivals=not a.independent_arrivals,
         )  # fmt: skip
+        # The dense sweep is measured exactly as the search's probes are (the same arrivals, the
+        # same verdict), every rate in order: only the choice of rates differs.
+        t0 = time.monotonic()
+        dense_result, dense_rows = run_capacity_search(
+            endpoint, workload, out / "dense", SLO, cfg, MAX_ERROR_RATE, print, rates=rates
+        )
+        dense_s = time.monotonic() - t0
+        dense_measuring_s = dense_s  # wall time, drains included (a level with no request has no window)
         t0 = time.monotonic()
         result, probe_rows = run_capacity_search(endpoint, workload, out / "search", SLO, cfg, MAX_ERROR_RATE, print)
         search_s = time.monotonic() - t0
@@ -106,7 +124,7 @@ def main() -> None:
     finally:
         backend.teardown(handle)
 
-    dense = dense_capacity(swept.levels)
+    dense = dense_capacity(dense_rows, [p.passed for p in dense_result.probes])
     ref = dense.get("interpolated_rps")
     found = result.capacity_rps
     rel = None if ref is None or found is None else (found - ref) / ref
@@ -119,6 +137,7 @@ def main() -> None:
         "max_error_rate": MAX_ERROR_RATE,
         "probe_s": a.probe_s,
         "calibrated_rps_4_streams": served_rps,
+        "common_arrivals": cfg.common_arrivals,
         "dense": {
             "levels": [
                 {
@@ -128,9 +147,17 @@ def main() -> None:
                     "ttft_ms_p90": r["ttft_ms_p90"],
                     "error_rate": r["error_rate"],
                     "meets_slo": metrics.level_meets_slo(r, SLO, MAX_ERROR_RATE),
+                    "in_flight_capped": r["in_flight_capped"],
+                    "passed": p.passed,
+                    "client_saturated": r["client_saturated"],
+                    "client_starved": r["client_starved"],
+                    "client_lag_ms_p99": r["client_lag_ms_p99"],
+                    "send_lag_ms_p99": r["send_lag_ms_p99"],
+                    "client_runqueue_pct": r["client_runqueue_pct"],
+                    "client_cpu_pct": r["client_cpu_pct"],
                     "goodput_rps": r["goodput_rps"],
                 }
-                for r in swept.levels
+                for r, p in zip(dense_rows, dense_result.probes, strict=True)
             ],  # fmt: skip
             **dense,
             "wall_s": dense_s,
@@ -150,6 +177,14 @@ def main() -> None:
                     "requests_per_s": p.requests_per_s,
                     "output_tokens_per_s": p.output_tokens_per_s,
                     "ttft_ms_p90": r["ttft_ms_p90"],
+                    "in_flight_capped": r["in_flight_capped"],
+                    "client_saturated": r["client_saturated"],
+                    "client_starved": r["client_starved"],
+                    "client_lag_ms_p99": r["client_lag_ms_p99"],
+                    "send_lag_ms_p99": r["send_lag_ms_p99"],
+                    "client_runqueue_pct": r["client_runqueue_pct"],
+                    "client_cpu_pct": r["client_cpu_pct"],
+                    "seconds": p.seconds,
                 }
                 for p, r in zip(result.probes, probe_rows, strict=True)
             ],  # fmt: skip
@@ -176,7 +211,7 @@ def main() -> None:
         "",
         "| | levels / probes | measuring s | capacity req/s |",
         "|---|---|---|---|",
-        f"| dense sweep | {len(swept.levels)} | {dense_measuring_s:.0f} | highest pass {dense['pass_rps']}, "
+        f"| dense sweep | {len(dense_rows)} | {dense_measuring_s:.0f} | highest pass {dense['pass_rps']}, "
         f"first fail {dense['fail_rps']}, interpolated {_f(ref)} |",
         f"| capacity search | {len(result.probes)} | {search_measuring_s:.0f} | {_f(found)} ({result.status}; "
         f"bracket {_f(result.bracket_pass_rps)}-{_f(result.bracket_fail_rps)}) |",
@@ -187,9 +222,9 @@ def main() -> None:
         "",
         "Probes: " + ", ".join(f"{p.rate_rps:.3g} ({'pass' if p.passed else 'fail'})" for p in result.probes) + ".",
         "",
-        "Dense levels (rate req/s: TTFT p90 ms, meets): "
+        "Dense levels (rate req/s: TTFT p90 ms, passed): "
         + ", ".join(
-            f"{lv['rate_rps']:g}: {_f(lv['ttft_ms_p90'])} {'y' if lv['meets_slo'] else 'n'}"
+            f"{lv['rate_rps']:g}: {_f(lv['ttft_ms_p90'])} {'y' if lv['passed'] else 'n'}"
             for lv in row["dense"]["levels"]
         )
         + ".",  # fmt: skip

@@ -62,7 +62,7 @@ def test_requests_leave_on_the_poisson_schedule_not_the_servers_pace(tmp_path):
     assert level["send_lag_ms_p99"] < 40
 
 
-def test_the_in_flight_cap_queues_arrivals_and_the_wait_is_send_lag(tmp_path):
+def test_the_in_flight_cap_queues_arrivals_and_the_wait_is_the_caps_not_the_clients(tmp_path):
     workload = {"input_tokens": 16, "output_tokens": 20, "arrival_rates_rps": [20.0], "max_in_flight": 1,
                 "requests_per_level": 30, "seed": 3, "request_timeout_s": 30}
     with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "100", "--itl-ms", "5") as server:
@@ -70,8 +70,14 @@ def test_the_in_flight_cap_queues_arrivals_and_the_wait_is_send_lag(tmp_path):
     (level,) = result.levels
     assert level["requests_ok"] == 30
     assert level["achieved_concurrency"] <= 1.01
-    # 20 arrivals/s against one slot that serves ~5/s: arrivals wait ever longer
-    assert level["send_lag_ms_p99"] > 1000 and level["client_saturated"]
+    # 20 arrivals/s against one slot that serves ~5/s: arrivals wait ever longer for the one stream
+    assert level["send_lag_ms_p99"] > 1000 and level["stream_wait_ms_p99"] > 1000 and level["in_flight_capped"]
+    # ...and that wait is the server's pace, not the client's: once the stream is free, the next
+    # arrival goes out at once (the client's own lag p99 a few ms at most), so not saturated
+    rq = pd.read_parquet(result.requests_path)
+    own = rq["send_lag_ms"] - rq["stream_wait_ms"]
+    assert (rq["stream_wait_ms"] <= rq["send_lag_ms"]).all() and own.min() >= 0
+    assert level["client_lag_ms_p99"] < metrics.SEND_LAG_SATURATED_MS_P99 and not level["client_saturated"]
 
 
 def test_open_loop_config_runs_on_the_local_default_and_publishes_one_row_per_rate(tmp_path, monkeypatch):

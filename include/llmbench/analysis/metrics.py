@@ -43,7 +43,19 @@ NS_PER_MS = 1_000_000
 # timings hold at 25-55 % and drift once client and server together filled both cores (1024
 # streams).
 CLIENT_CPU_SATURATED_PCT = 70.0
+# Send lateness splits in two (records.stream_wait_ms): the wait for a free stream (every one of
+# an open-loop level's max_in_flight busy: the server's pace held the arrival, so the level was
+# not offered as scheduled, `in_flight_capped`) and the client's own lag after a stream was free.
+# Only the client's own lag can mean a saturated client.
 SEND_LAG_SATURATED_MS_P99 = 10.0
+IN_FLIGHT_CAPPED_MS_P99 = 10.0
+# A client that waited for a core (the kernel's run-queue wait of its event loop's thread) at
+# least as long as it ran was starved by the work beside it (on one machine: the server it
+# measures), not saturated by its own: its lateness is the machine's, its own CPU is idle, and
+# more load would not be its limit. Up to STARVED_LAG_MS_P99_MAX such lateness is excused (a few
+# ms against the hundreds a TTFT SLO is written in); beyond it the level is saturated all the same.
+STARVED_RUNQUEUE_PER_CPU = 1.0
+STARVED_LAG_MS_P99_MAX = 100.0
 
 
 def request_timings(
@@ -103,6 +115,7 @@ def summarize_level(
     slo_tpot_ms: float | None = None,
     client_cpu_s: float | None = None,
     slo: Slo | None = None,
+    client_runqueue_s: float | None = None,
 ) -> dict[str, Any]:
     """One level's row from its request records (records.RequestRecord, built by wire.build_record).
 
@@ -112,6 +125,8 @@ def summarize_level(
     that the client really held the level's concurrency. With an SLO (`slo`, or the old form's
     slo_ttft_ms and slo_tpot_ms): goodput (goodput_rps, goodput_output_tokens_per_s) and whether the
     level's latencies meet every objective (slo_latency_met; the error bound is level_meets_slo's).
+    client_runqueue_s: how long the client's event loop waited for a core during the level
+    (driver.thread_runqueue_s; None: not measured), which tells a starved client from a saturated one.
     """
     attempted = len(records)
     ok = [r for r in records if r.ok]
@@ -148,7 +163,12 @@ def summarize_level(
     row.update(distribution((r.tpot_ms for r in ok), "tpot_ms"))
     row.update(distribution((r.e2e_ms for r in ok), "e2e_ms"))
     row.update(distribution((r.send_lag_ms for r in records), "send_lag_ms"))
-    row["client_saturated"] = client_saturated(row["client_cpu_pct"], row["send_lag_ms_p99"])
+    row.update(send_lateness_split(records))
+    row["client_runqueue_pct"] = (
+        100.0 * client_runqueue_s / window_s if client_runqueue_s is not None and window_s > 0 else None
+    )
+    row["client_starved"] = client_starved(client_runqueue_s, client_cpu_s)
+    row["client_saturated"] = client_saturated(row["client_cpu_pct"], row["client_lag_ms_p99"], row["client_starved"])
     row.update(steady_state(records))
     if slo is None and slo_ttft_ms is not None and slo_tpot_ms is not None:
         slo = Slo(ttft_ms=slo_ttft_ms, tpot_ms=slo_tpot_ms)
@@ -356,12 +376,39 @@ def offered_load(
     }
 
 
-def client_saturated(client_cpu_pct: float | None, send_lag_ms_p99: float | None) -> bool:
-    """True when the load generator, not the server, may have set the pace of a level."""
-    return bool(
-        (client_cpu_pct is not None and client_cpu_pct >= CLIENT_CPU_SATURATED_PCT)
-        or (send_lag_ms_p99 is not None and send_lag_ms_p99 > SEND_LAG_SATURATED_MS_P99)
-    )
+def send_lateness_split(records: Sequence[RequestRecord]) -> dict[str, Any]:
+    """A level's send lateness in its two parts: stream_wait_ms_p99 (arrivals held with every
+    stream busy: the in-flight cap, the server's pace), client_lag_ms_p99 (send lag less that wait:
+    the client's own), and in_flight_capped (the cap held arrivals back: not offered as scheduled)."""
+    if not records:
+        return {"client_lag_ms_p99": None, "stream_wait_ms_p99": None, "in_flight_capped": False}
+    waits = np.asarray([r.stream_wait_ms for r in records], dtype=float)
+    own = np.asarray([r.send_lag_ms for r in records], dtype=float) - waits
+    wait_p99 = float(np.percentile(waits, 99))
+    return {
+        "client_lag_ms_p99": float(np.percentile(np.maximum(own, 0.0), 99)),
+        "stream_wait_ms_p99": wait_p99,
+        "in_flight_capped": wait_p99 > IN_FLIGHT_CAPPED_MS_P99,
+    }
+
+
+def client_starved(client_runqueue_s: float | None, client_cpu_s: float | None) -> bool:
+    """True when the client's event loop waited for a core at least as long as the client ran
+    (STARVED_RUNQUEUE_PER_CPU): the work beside it, not its own, held it back."""
+    if client_runqueue_s is None or client_cpu_s is None:
+        return False
+    return client_runqueue_s >= STARVED_RUNQUEUE_PER_CPU * client_cpu_s and client_runqueue_s > 0
+
+
+def client_saturated(client_cpu_pct: float | None, client_lag_ms_p99: float | None, starved: bool = False) -> bool:
+    """True when the load generator, not the server, may have set the pace of a level: it kept
+    its cores busy, or it sent late with a stream free (its own lag, not the in-flight cap's wait)
+    and was not merely starved of a core by the work beside it (up to STARVED_LAG_MS_P99_MAX)."""
+    if client_cpu_pct is not None and client_cpu_pct >= CLIENT_CPU_SATURATED_PCT:
+        return True
+    if client_lag_ms_p99 is None or client_lag_ms_p99 <= SEND_LAG_SATURATED_MS_P99:
+        return False
+    return not starved or client_lag_ms_p99 > STARVED_LAG_MS_P99_MAX
 
 
 def meets_slo(record: RequestRecord, slo_ttft_ms: float, slo_tpot_ms: float) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 from llmbench.schemas.capacity import CapacitySearch
 
-__all__ = ["CapacityResult", "Probe", "run_capacity_search", "search"]
+__all__ = ["CapacityResult", "Probe", "run_capacity_search", "search", "sweep_rates"]
 
 # Request numbers of the probes: far above any sweep level's (levels x repeats x 10^6 stays below)
 PROBE_INDEX_BASE = 10**9
@@ -32,7 +32,7 @@ class Probe:
     """One measured level of the search."""
 
     rate_rps: float
-    passed: bool  # met the SLO (latencies and error bound: metrics.level_meets_slo)
+    passed: bool  # met the SLO (metrics.level_meets_slo) and no arrival was held by the in-flight cap
     client_saturated: bool
     requests_per_s: float | None = None
     output_tokens_per_s: float | None = None
@@ -140,6 +140,30 @@ def search(
     )
 
 
+def sweep_rates(probe: Callable[[float], Probe], rates: list[float], rel_tolerance: float) -> CapacityResult:
+    """Every rate measured, in order (a dense sweep, no search): the capacity is the highest
+    passing rate below the first failing one, as a sweep's table reads it; status as search's."""
+    started = time.monotonic()
+    probes = [probe(r) for r in rates]
+    first_fail = next((p for p in probes if not p.passed), None)
+    below = [p for p in probes if p.passed and (first_fail is None or p.rate_rps < first_fail.rate_rps)]
+    passing = max(below, key=lambda p: p.rate_rps) if below else None
+    status = "found" if passing and first_fail else "above_highest_probe" if passing else "below_lowest_probe"
+    cap = passing if first_fail is not None else None
+    return CapacityResult(
+        status=status,
+        capacity_rps=cap.rate_rps if cap else None,
+        capacity_output_tokens_per_s=cap.output_tokens_per_s if cap else None,
+        capacity_output_tokens_per_s_ci95=cap.output_tokens_per_s_ci95 if cap else (None, None),
+        bracket_pass_rps=passing.rate_rps if passing else None,
+        bracket_fail_rps=first_fail.rate_rps if first_fail else None,
+        rel_tolerance=rel_tolerance,
+        probes=probes,
+        search_s=time.monotonic() - started,
+        note=f"a sweep of {len(rates)} rates",
+    )
+
+
 def run_capacity_search(
     endpoint: Any,
     workload: Any,
@@ -149,6 +173,7 @@ def run_capacity_search(
     max_error_rate: float,
     progress: Callable[[str], None] | None = None,
     measured: list[dict[str, Any]] | None = None,
+    rates: list[float] | None = None,
 ) -> tuple[CapacityResult, list[dict[str, Any]]]:
     """The search against a real endpoint: each probe an open-loop level (Poisson arrivals at the
     probe's rate, at most workload.max_in_flight in flight, cfg.probe_duration_s x cfg.repeats),
@@ -157,9 +182,15 @@ def run_capacity_search(
     (append_probe_levels). A rate the sweep already measured open loop at the same in-flight cap
     (`measured`: its level rows) is judged on that level, not measured twice: a level is keyed by
     its rate and cap, and the sweep's is as good a measurement. Returns (the result, the probes'
-    new level rows)."""
+    new level rows).
+
+    With cfg.common_arrivals every probe replays one seeded arrival pattern (per repeat) scaled to
+    its rate: common random numbers, so two probes differ by their rate and not by the luck of
+    their Poisson draws, and a verdict near the capacity is not a coin toss. `rates`: measure
+    exactly these, in order, with no search (a dense sweep measured the same way, to check the
+    search against); the result then brackets the capacity as the first failing rate reads it."""
     from llmbench.analysis import metrics
-    from llmbench.loadgen.driver import PoissonArrivals, append_line, run_level, run_loop
+    from llmbench.loadgen.driver import PoissonArrivals, append_line, run_level, run_loop, thread_runqueue_s
     from llmbench.loadgen.sweep import _level_args, _models, _prompt_sizing, level_row
 
     workload, slo = _models(workload, slo)
@@ -174,7 +205,9 @@ def run_capacity_search(
     def from_row(row: dict[str, Any], rate: float, seconds: float) -> Probe:
         return Probe(
             rate_rps=rate,
-            passed=metrics.level_meets_slo(row, slo, max_error_rate),
+            # An arrival held back by the in-flight cap was not offered at the probe's rate, and its
+            # wait is in no latency measured from the send: the target did not serve that rate.
+            passed=metrics.level_meets_slo(row, slo, max_error_rate) and not row.get("in_flight_capped"),
             client_saturated=bool(row["client_saturated"]),
             requests_per_s=row["requests_per_s"],
             output_tokens_per_s=row["output_tokens_per_s"],
@@ -194,12 +227,18 @@ def run_capacity_search(
             f"{cfg.probe_duration_s:g} s x {cfg.repeats}")  # fmt: skip
         t0 = time.monotonic()
         recs, cpu_s = [], 0.0
+        runqueue0 = thread_runqueue_s()
         for rep in range(cfg.repeats):
             first = PROBE_INDEX_BASE + ((k - 1) * cfg.repeats + rep) * PROBE_INDEX_STRIDE
+            arrivals = (
+                PoissonArrivals(rate, cap, f"{workload.seed}:capacity:{rep}")
+                if cfg.common_arrivals
+                else PoissonArrivals.for_level(rate, cap, workload.seed, first)
+            )
             r_recs, r_cpu = run_loop(
                 run_level(
                     endpoint,
-                    PoissonArrivals.for_level(rate, cap, workload.seed, first),
+                    arrivals,
                     n_requests=None,
                     first_index=first,
                     on_record=lambda rec: append_line(jsonl.fileno(), rec.to_row()),
@@ -211,7 +250,9 @@ def run_capacity_search(
             recs.extend(r_recs)
             cpu_s += r_cpu
         extras = {"level_warmup_requests": 0, "capacity_probe": k, "prompt_sizing": sizing}
-        row = level_row(recs, cap, rate, slo, cpu_s, 1, extras)
+        runqueue1 = thread_runqueue_s()
+        runqueue_s = None if runqueue0 is None or runqueue1 is None else runqueue1 - runqueue0
+        row = level_row(recs, cap, rate, slo, cpu_s, 1, extras, "poisson", runqueue_s)
         rows.append(row)
         p = from_row(row, rate, time.monotonic() - t0)
         verdict = "meets" if p.passed else "misses"
@@ -221,7 +262,7 @@ def run_capacity_search(
         return p
 
     try:
-        result = search(probe, cfg)
+        result = search(probe, cfg) if rates is None else sweep_rates(probe, rates, cfg.rel_tolerance)
     finally:
         jsonl.close()
     say(result.summary)

@@ -356,6 +356,10 @@ async def run_level(
                 due_ns = time.perf_counter_ns()
                 scheduled_ms = None
             else:  # open loop: the next arrival, at its time (late when every stream was busy)
+                # Free streams queue for the clock in the order they came free (asyncio.Lock is
+                # FIFO), so the one that takes an arrival was free from free_ns: lateness before
+                # then was the in-flight cap's (every stream busy), after it the client's own.
+                free_ns = time.perf_counter_ns()
                 async with clock:
                     if over:
                         return
@@ -387,6 +391,7 @@ async def run_level(
                 builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads, worker=worker,
                 scheduled_ms=scheduled_ms, prefix_id=prefix_of(first_index + i),
                 input_tokens_client=client_counts.pop(i, None),
+                stream_wait_ns=0 if arrivals is None else max(0, min(free_ns, send_ns) - due_ns),
             )  # fmt: skip
             idle.append(client)
 
@@ -547,6 +552,18 @@ def _first_failure(group: BaseExceptionGroup) -> BaseException:
         if not isinstance(exc, asyncio.CancelledError):
             return exc
     return group.exceptions[0]
+
+
+def thread_runqueue_s() -> float | None:
+    """Seconds the calling thread has waited on a run queue (ready to run, no core free) since it
+    started: /proc/thread-self/schedstat's second field. A level's event loop runs on the thread
+    that calls run_loop, so the difference across a level is how long the client was starved of a
+    core (metrics.client_starved). None where the kernel does not say (not Linux, no schedstats)."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def run_loop(coro):

@@ -32,6 +32,7 @@ from llmbench.loadgen.driver import (
     run_level,
     run_level_split,
     run_loop,
+    thread_runqueue_s,
 )
 from llmbench.schemas.dataset import scan as dataset_scan
 from llmbench.schemas.dataset import scan_trace
@@ -258,6 +259,8 @@ def run_sweep(
             procs = 1 if rate or workload.multi_turn else client_processes(c, workload.client_processes)
             recs: list[RequestRecord] = []
             cpu_s = 0.0
+            # a split level's loops run in processes of their own: their wait for a core is not this thread's
+            runqueue0 = thread_runqueue_s() if procs == 1 else None
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
                 first = (li * repeats + rep) * stride
                 kwargs = dict(
@@ -304,7 +307,8 @@ def run_sweep(
                 extras["offered_as_scheduled"] = metrics.offered_as_scheduled(
                     lags["send_lag_ms_p99"], workload.trace.max_lateness_ms_p99
                 )
-            row = level_row(recs, c, rate, slo, cpu_s, procs, extras, mode)
+            runqueue_s = _since(runqueue0, thread_runqueue_s())
+            row = level_row(recs, c, rate, slo, cpu_s, procs, extras, mode, runqueue_s)
             level_rows.append(row)
             writer.write_table(to_table(recs))
             pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
@@ -314,6 +318,11 @@ def run_sweep(
             )
 
     return SweepResult(requests_path, levels_path, level_rows)
+
+
+def _since(before: float | None, after: float | None) -> float | None:
+    """A counter's growth across a level; None when either reading is missing."""
+    return None if before is None or after is None else after - before
 
 
 def _warm_level(endpoint: Endpoint, workload: Workload, li: int, c: int, out_dir: Path, say: ProgressFn) -> int:
@@ -344,6 +353,7 @@ def level_row(
     client_processes: int | None = None,
     measured: dict[str, Any] | None = None,
     arrivals: str = "poisson",
+    client_runqueue_s: float | None = None,
 ) -> dict[str, Any]:
     """One row of levels.parquet from a level's records (every repeat): metrics.summarize_level,
     the 95 % confidence intervals over its repeats, and how it was driven. The sweep, a rebuild
@@ -351,7 +361,9 @@ def level_row(
     are measured while the level runs, not derivable from its records: None where unknown; so are
     `measured`'s SWEEP_ONLY_COLUMNS (the level's warm-up count, the server's speculative-decoding
     counters), NULL where not given."""
-    row = metrics.summarize_level(recs, concurrency, client_cpu_s=client_cpu_s, slo=slo)
+    row = metrics.summarize_level(
+        recs, concurrency, client_cpu_s=client_cpu_s, slo=slo, client_runqueue_s=client_runqueue_s
+    )
     repeats = sorted({r.repeat for r in recs})
     row["repeats"] = len(repeats)
     per_repeat = [metrics.summarize_level([r for r in recs if r.repeat == k], concurrency) for k in repeats]

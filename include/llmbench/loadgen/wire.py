@@ -250,6 +250,7 @@ def build_record(
     prefix_id: int = 0,
     scheduled_ms: float | None = None,
     input_tokens_client: int | None = None,
+    stream_wait_ns: int = 0,
 ) -> RequestRecord:
     """One request's record from what the hot path captured: the response's bytes as read, on the
     endpoint's wire (registry.WireFormat: SSE, or a framing around it, or a parse of its own).
@@ -323,4 +324,5 @@ def build_record(
         chunk_tokens=chunk_tokens,
         chunk_tokens_source=chunk_source,
         input_tokens_client=input_tokens_client,
+        stream_wait_ms=min(stream_wait_ns, send_lag_ns) / metrics.NS_PER_MS,
     )

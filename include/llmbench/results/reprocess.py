@@ -162,9 +162,11 @@ def recompute_levels(target: ResolvedTarget) -> bool:
         m = measured.get((float(rate), int(c)), {})
         cpu_pct, window_s, procs = m.get("client_cpu_pct"), m.get("window_s"), m.get("client_processes")
         cpu_s = None if cpu_pct is None or cpu_pct != cpu_pct or not window_s else cpu_pct * window_s / 100.0
+        rq_pct = m.get("client_runqueue_pct")  # measured as the level ran, like its CPU
+        rq_s = None if rq_pct is None or rq_pct != rq_pct or not window_s else rq_pct * window_s / 100.0
         kept = {k: None if v != v else v for k, v in m.items()}  # NaN (Parquet's null float) -> None
         mode = str(m.get("load_mode") or "poisson")  # open loop: its arrivals (poisson, gamma, constant, trace)
-        rows.append(level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs, kept, mode))
+        rows.append(level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs, kept, mode, rq_s))
     pd.DataFrame(rows).to_parquet(d / "levels.parquet", index=False)
     if (d / "validation.json").exists():
         validate_results(

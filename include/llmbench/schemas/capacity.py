@@ -27,6 +27,9 @@ class CapacitySearch(BaseModel):
     max_rps: float | None = Field(None, gt=0)  # the target's limit (a quota, a rate limit)
     probe_duration_s: float = Field(20.0, gt=0, le=3600)
     repeats: int = Field(1, ge=1, le=10)
+    # Common random numbers: every probe replays one seeded arrival pattern scaled to its rate, so
+    # probes differ by rate, not by the luck of their draws (loadgen.capacity.run_capacity_search).
+    common_arrivals: bool = True
 
     @model_validator(mode="after")
     def _finite(self) -> CapacitySearch:

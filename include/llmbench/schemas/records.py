@@ -65,6 +65,10 @@ class RequestRecord:
     # Issue 28 item 6: the prompt's tokens as the client counted them with the served model's
     # tokenizer (input_tokens is the server's count); None: not counted (words ~ tokens sizing).
     input_tokens_client: int | None = field(default=None, metadata={"arrow": "int32"})
+    # Open loop: the part of send_lag_ms the arrival waited with every stream busy (the in-flight
+    # cap held it, the server's pace, not the client's); send_lag_ms - stream_wait_ms is the
+    # client's own lateness. 0: closed loop, or a record written before it was measured.
+    stream_wait_ms: float = field(default=0.0, metadata={"arrow": "float64"})
 
     def to_row(self) -> dict[str, Any]:
         """The record as a plain dict, columns in order (a JSON line, a Parquet row)."""

@@ -84,10 +84,50 @@ def test_knee_is_the_lowest_level_near_the_best_throughput():
     assert metrics.knee_concurrency([{"concurrency": 1, "output_tokens_per_s": None}]) is None
 
 
-@pytest.mark.parametrize("cpu_pct, lag_p99, saturated", [
-    (None, None, False), (50.0, 1.0, False), (69.9, 10.0, False), (70.0, 1.0, True), (10.0, 10.5, True)])
-def test_client_saturated(cpu_pct, lag_p99, saturated):
-    assert metrics.client_saturated(cpu_pct, lag_p99) is saturated
+@pytest.mark.parametrize("cpu_pct, lag_p99, starved, saturated", [
+    (None, None, False, False), (50.0, 1.0, False, False), (69.9, 10.0, False, False), (70.0, 1.0, False, True),
+    (10.0, 10.5, False, True),
+    # starved of a core by the work beside it: its lateness is the machine's, up to 100 ms
+    (10.0, 10.5, True, False), (10.0, 99.0, True, False), (10.0, 100.5, True, True), (70.0, 1.0, True, True)])
+def test_client_saturated(cpu_pct, lag_p99, starved, saturated):
+    assert metrics.client_saturated(cpu_pct, lag_p99, starved) is saturated
+
+
+@pytest.mark.parametrize("runqueue_s, cpu_s, starved", [
+    (None, 1.0, False), (1.0, None, False), (0.0, 0.0, False), (0.49, 0.5, False), (0.5, 0.5, True), (2.0, 0.1, True)])
+def test_client_starved_when_it_waited_for_a_core_as_long_as_it_ran(runqueue_s, cpu_s, starved):
+    assert metrics.client_starved(runqueue_s, cpu_s) is starved
+
+
+def _lagged(send_lag_ms: float, stream_wait_ms: float) -> RequestRecord:
+    return RequestRecord(
+        concurrency=4, request_index=0, worker=-1, ok=True, error_kind=None, error_detail=None, http_status=200,
+        send_ns=0, first_content_ns=MS, end_ns=2 * MS, send_lag_ms=send_lag_ms, ttft_ms=1.0, e2e_ms=2.0, tpot_ms=None,
+        itl_ms=[], content_chunks=1, output_tokens=1, output_tokens_source="usage", output_tokens_counted=1,
+        input_tokens=8, finish_reason="length", repeat=0, arrival_rate_rps=1.0, send_retried=False,
+        stream_wait_ms=stream_wait_ms,
+    )  # fmt: skip
+
+
+def test_send_lateness_splits_into_the_in_flight_caps_wait_and_the_clients_own_lag():
+    # 100 arrivals: 99 on time, one held 500 ms by a full in-flight cap and sent 2 ms after a stream freed
+    recs = [_lagged(0.5, 0.0) for _ in range(99)] + [_lagged(502.0, 500.0)]
+    split = metrics.send_lateness_split(recs)
+    # p99 of 100 values (linear): index 98.01, 1 % of the way from the 99th to the 100th value
+    assert split["client_lag_ms_p99"] == pytest.approx(0.5 + 0.01 * 1.5)
+    assert split["stream_wait_ms_p99"] == pytest.approx(0.01 * 500.0)
+    assert split["in_flight_capped"] is False  # 5 ms: under the 10 ms bound
+    held = [_lagged(0.5, 0.0) for _ in range(90)] + [_lagged(301.0, 300.0) for _ in range(10)]
+    split = metrics.send_lateness_split(held)
+    assert split["stream_wait_ms_p99"] == pytest.approx(300.0) and split["in_flight_capped"] is True
+    assert split["client_lag_ms_p99"] == pytest.approx(1.0)
+    # the level's row: a lateness that was the cap's does not saturate the client
+    row = metrics.summarize_level(held, 4)
+    assert row["send_lag_ms_p99"] == pytest.approx(301.0) and row["client_saturated"] is False
+    assert row["in_flight_capped"] is True and row["client_starved"] is False
+    assert row["client_runqueue_pct"] is None
+    assert metrics.send_lateness_split([]) == {"client_lag_ms_p99": None, "stream_wait_ms_p99": None,
+                                               "in_flight_capped": False}
 
 
 def test_steady_state_window_by_hand():

@@ -5,7 +5,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from llmbench.loadgen.capacity import Probe, search
+from llmbench.loadgen.capacity import Probe, search, sweep_rates
 from llmbench.schemas.capacity import CapacitySearch
 
 
@@ -117,3 +117,17 @@ def test_minutes_budget():
 def test_bad_search_settings_are_refused(bad):
     with pytest.raises(ValidationError):
         CapacitySearch(**bad)
+
+
+def test_a_sweep_of_given_rates_reads_the_capacity_below_the_first_failing_rate():
+    target = Simulated()  # capacity 7.5 req/s
+    rates = [1.0 * k for k in range(1, 13)]
+    result = sweep_rates(target, rates, 0.1)
+    assert target.rates == rates  # every rate, in order: no search
+    assert result.status == "found" and result.capacity_rps == 7.0 and result.bracket_fail_rps == 8.0
+    # a pass above the first failure (a noisy curve) is not the capacity
+    noisy = [Probe(1.0, True, False), Probe(2.0, False, False), Probe(3.0, True, False)]
+    read = sweep_rates(dict(zip((1.0, 2.0, 3.0), noisy, strict=True)).__getitem__, [1.0, 2.0, 3.0], 0.1)
+    assert read.capacity_rps == 1.0 and read.bracket_fail_rps == 2.0
+    assert sweep_rates(target, [1.0, 2.0], 0.1).status == "above_highest_probe"
+    assert sweep_rates(target, [8.0, 9.0], 0.1).capacity_rps is None
