@@ -139,26 +139,7 @@ def main() -> None:
         "calibrated_rps_4_streams": served_rps,
         "common_arrivals": cfg.common_arrivals,
         "dense": {
-            "levels": [
-                {
-                    "rate_rps": r["arrival_rate_rps"],
-                    "requests_per_s": r["requests_per_s"],
-                    "output_tokens_per_s": r["output_tokens_per_s"],
-                    "ttft_ms_p90": r["ttft_ms_p90"],
-                    "error_rate": r["error_rate"],
-                    "meets_slo": metrics.level_meets_slo(r, SLO, MAX_ERROR_RATE),
-                    "in_flight_capped": r["in_flight_capped"],
-                    "passed": p.passed,
-                    "client_saturated": r["client_saturated"],
-                    "client_starved": r["client_starved"],
-                    "client_lag_ms_p99": r["client_lag_ms_p99"],
-                    "send_lag_ms_p99": r["send_lag_ms_p99"],
-                    "client_runqueue_pct": r["client_runqueue_pct"],
-                    "client_cpu_pct": r["client_cpu_pct"],
-                    "goodput_rps": r["goodput_rps"],
-                }
-                for r, p in zip(dense_rows, dense_result.probes, strict=True)
-            ],  # fmt: skip
+            "levels": [_level(r, p) for r, p in zip(dense_rows, dense_result.probes, strict=True)],
             **dense,
             "wall_s": dense_s,
             "measuring_s": dense_measuring_s,
@@ -170,24 +151,7 @@ def main() -> None:
             "bracket_pass_rps": result.bracket_pass_rps,
             "bracket_fail_rps": result.bracket_fail_rps,
             "rel_tolerance": TOLERANCE,
-            "probes": [
-                {
-                    "rate_rps": p.rate_rps,
-                    "passed": p.passed,
-                    "requests_per_s": p.requests_per_s,
-                    "output_tokens_per_s": p.output_tokens_per_s,
-                    "ttft_ms_p90": r["ttft_ms_p90"],
-                    "in_flight_capped": r["in_flight_capped"],
-                    "client_saturated": r["client_saturated"],
-                    "client_starved": r["client_starved"],
-                    "client_lag_ms_p99": r["client_lag_ms_p99"],
-                    "send_lag_ms_p99": r["send_lag_ms_p99"],
-                    "client_runqueue_pct": r["client_runqueue_pct"],
-                    "client_cpu_pct": r["client_cpu_pct"],
-                    "seconds": p.seconds,
-                }
-                for p, r in zip(result.probes, probe_rows, strict=True)
-            ],  # fmt: skip
+            "probes": [_level(r, p) for r, p in zip(probe_rows, result.probes, strict=True)],
             "note": result.note,
             "wall_s": search_s,
             "measuring_s": search_measuring_s,
@@ -231,6 +195,20 @@ def main() -> None:
     ]
     (RESULTS / "capacity_search.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def _level(r: dict[str, Any], p: Any) -> dict[str, Any]:
+    """What the results keep of one measured level (a dense level or a probe): its row r, its verdict p."""
+    keep = ("requests_per_s", "output_tokens_per_s", "ttft_ms_p90", "error_rate", "in_flight_capped",
+            "client_saturated", "client_starved", "client_lag_ms_p99", "send_lag_ms_p99", "stream_wait_ms_p99",
+            "client_runqueue_pct", "client_cpu_pct", "goodput_rps")  # fmt: skip
+    return {
+        "rate_rps": r["arrival_rate_rps"],
+        **{k: r[k] for k in keep},
+        "meets_slo": metrics.level_meets_slo(r, SLO, MAX_ERROR_RATE),
+        "passed": p.passed,
+        "seconds": p.seconds,
+    }
 
 
 def _f(v: float | None) -> str:

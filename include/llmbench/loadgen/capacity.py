@@ -122,10 +122,22 @@ def search(
         status = "client_saturated" if saturated else "above_highest_probe"
     else:
         status = "client_saturated" if saturated else "below_lowest_probe"
-    # A capacity is reported only where a measured fail bounds a measured pass: a lower bound alone
-    # ("above the highest probe") is not a capacity.
-    bracketed = passing is not None and fail_rps is not None
-    cap = passing if bracketed else None
+    return _result(status, passing, fail_rps, probes, cfg.rel_tolerance, clock() - started, stop)
+
+
+def _result(
+    status: str,
+    passing: Probe | None,
+    fail_rps: float | None,
+    probes: list[Probe],
+    rel_tolerance: float,
+    seconds: float,
+    note: str,
+) -> CapacityResult:
+    """The result around its highest passing probe and lowest failing rate. A capacity is reported
+    only where a measured fail bounds a measured pass: a lower bound alone ("above the highest
+    probe") is not a capacity."""
+    cap = passing if passing is not None and fail_rps is not None else None
     return CapacityResult(
         status=status,
         capacity_rps=cap.rate_rps if cap else None,
@@ -133,10 +145,10 @@ def search(
         capacity_output_tokens_per_s_ci95=cap.output_tokens_per_s_ci95 if cap else (None, None),
         bracket_pass_rps=passing.rate_rps if passing else None,
         bracket_fail_rps=fail_rps,
-        rel_tolerance=cfg.rel_tolerance,
+        rel_tolerance=rel_tolerance,
         probes=probes,
-        search_s=clock() - started,
-        note=stop,
+        search_s=seconds,
+        note=note,
     )
 
 
@@ -149,19 +161,9 @@ def sweep_rates(probe: Callable[[float], Probe], rates: list[float], rel_toleran
     below = [p for p in probes if p.passed and (first_fail is None or p.rate_rps < first_fail.rate_rps)]
     passing = max(below, key=lambda p: p.rate_rps) if below else None
     status = "found" if passing and first_fail else "above_highest_probe" if passing else "below_lowest_probe"
-    cap = passing if first_fail is not None else None
-    return CapacityResult(
-        status=status,
-        capacity_rps=cap.rate_rps if cap else None,
-        capacity_output_tokens_per_s=cap.output_tokens_per_s if cap else None,
-        capacity_output_tokens_per_s_ci95=cap.output_tokens_per_s_ci95 if cap else (None, None),
-        bracket_pass_rps=passing.rate_rps if passing else None,
-        bracket_fail_rps=first_fail.rate_rps if first_fail else None,
-        rel_tolerance=rel_tolerance,
-        probes=probes,
-        search_s=time.monotonic() - started,
-        note=f"a sweep of {len(rates)} rates",
-    )
+    fail_rps = first_fail.rate_rps if first_fail else None
+    note = f"a sweep of {len(rates)} rates"
+    return _result(status, passing, fail_rps, probes, rel_tolerance, time.monotonic() - started, note)
 
 
 def run_capacity_search(
