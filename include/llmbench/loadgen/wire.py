@@ -72,6 +72,33 @@ def parse_openai_sse(lines: list[tuple[int, bytes]]) -> StreamParse:
     return parse
 
 
+def chat_answer_text(body: list[tuple[int, bytes]]) -> str:
+    """The answer an OpenAI chat-completions SSE stream carried: its first choice's delta contents
+    joined ("" when it carried none, or does not parse). A multi-turn session with history "model"
+    needs it on the load generator's own loop, between a turn's answer and the next turn, so it is
+    kept cheap: no timestamps, one split into lines, and the `data:` payloads parsed as one JSON
+    array (one call into the C parser, as parse_openai_sse). body: the decoded body's pieces
+    (recordworker.classify), only for a response that ended well."""
+    payloads = []
+    for line in b"".join(data for _, data in body).split(b"\n"):
+        if line.startswith(b"data:"):
+            payload = line[5:].strip()
+            if payload and payload != b"[DONE]":
+                payloads.append(payload)
+    try:
+        chunks = json.loads(b"[" + b",".join(payloads) + b"]")
+    except ValueError:
+        return ""
+    parts = []
+    for chunk in chunks:
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            delta = choices[0].get("delta")
+            if isinstance(delta, dict) and isinstance(delta.get("content"), str):
+                parts.append(delta["content"])
+    return "".join(parts)
+
+
 def _misshapen(parse: StreamParse, what: str, value: Any) -> bool:
     """StreamParse.misshapen, answering _take_chunk's "go on?" with no."""
     parse.misshapen(what, value)
