@@ -114,6 +114,16 @@ def test_the_answer_text_is_the_streamed_content_joined():
     assert chat_answer_text([]) == ""
     assert chat_answer_text([(0, b"data: {not json\n\n")]) == ""
     assert chat_answer_text([(0, b'data: {"error": {"message": "boom"}}\n\n')]) == ""
+    assert chat_answer_text(GOOD[:4] + [(0, b'data: {"error": {"message": "cut"}}\n')]) == ""  # an error mid-stream
+    # escapes decoded; reasoning, a null content and quotes inside the text are not content keys
+    tricky = [
+        {"choices": [{"delta": {"role": "assistant", "content": None}}]},
+        {"choices": [{"delta": {"reasoning_content": "think"}}]},
+        {"choices": [{"delta": {"content": 'say "content": "no"\\'}}]},
+        {"choices": [{"delta": {"content": "\n\u00e9\t"}}], "id": 'x"content":"y'},
+    ]
+    sse = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in tricky)
+    assert chat_answer_text([(0, sse)]) == 'say "content": "no"\\\n\u00e9\t'
 
 
 def test_the_model_answer_comes_from_the_raw_reads_and_a_failed_one_is_empty():
