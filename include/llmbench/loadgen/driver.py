@@ -43,9 +43,9 @@ from llmbench.loadgen.prompts import (
     session_turn_prompt,
     trace_prompt,
 )
-from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, first_bytes
+from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, classify, first_bytes
 from llmbench.schemas import registry
-from llmbench.schemas.dataset import DatasetIndex, DatasetSpec, MultiTurn, Trace
+from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, MultiTurn, Trace
 from llmbench.schemas.records import RequestRecord
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, length_range, sample_length
 
@@ -227,6 +227,25 @@ async def send_one(
     if isinstance(outcome, ResponseTooLarge):
         return send_ns, end_ns, reads[:1], "too_large", str(outcome)
     return send_ns, end_ns, reads, "done", f"{type(outcome).__name__}: {outcome}"[:300] if outcome else None
+
+
+def model_answer(reads: list[tuple[int, bytes]], ended: str, ended_detail: str | None, wire: str = "sse") -> str:
+    """The model's answer to one chat request, as multi_turn history "model" carries it into the
+    session's next turn: the streamed content text of the response (wire.chat_answer_text), after
+    the HTTP framing and the wire's own (SageMaker's event-stream frames) are undone. A failed
+    response (an error event, a timeout, a cut connection, a status other than 200) or one that streamed
+    no content gives "": the next turn then carries an empty assistant turn, and its history_chars
+    counts nothing for it. So does a wire with a stream format of its own (Bedrock's), whose bodies
+    carry no history anyway (stream_body sends the last user turn alone). Runs on the load
+    generator's loop: about 0.45 ms of CPU for a 256-token answer, two thirds of it undoing the
+    chunked framing (classify, as the record builder does)."""
+    from llmbench.loadgen.wire import chat_answer_text  # here: only a model-history level needs it on this process
+
+    _, body, error_kind, _ = classify(reads, ended, ended_detail)
+    fmt = registry.wire(wire)
+    if error_kind is None and fmt.unframe is not None:
+        body, error_kind, _ = fmt.unframe(body)
+    return "" if error_kind or fmt.parse is not None else chat_answer_text(body)
 
 
 PREBUILT_BODIES = 10_000
@@ -425,43 +444,57 @@ async def run_level(
         )
 
     sessions = itertools.count()  # multi-turn: this process's next session
+    by_model = multi_turn is not None and multi_turn.history == "model"
 
-    def prepare_session(s: int) -> list[tuple[bytes, int]]:
-        """Session s's turns, built ahead: (body, characters of history it carries) per user turn."""
+    def turn_body(s: int, conv: Conversation, turn: int, answers: list[str] | None) -> tuple[bytes, int]:
+        """Session s's turn `turn` (one the row has): (body, characters of history it carries: the
+        earlier user turns and the assistant turns actually sent, the row's or the model's)."""
+        assert dataset is not None
+        out = sample_length(output_tokens, seed, s * 1000 + turn, "output")
+        prompt = session_turn_prompt(conv, turn, out, dataset[0], answers)
+        assert prompt is not None  # turn < the row's user turns (prepare_session)
+        history = sum(len(text) for role, text in (prompt.messages or ())[:-1] if role != "system")
+        return encode(prompt), history
+
+    def prepare_session(s: int) -> tuple[Conversation, int, list[tuple[bytes, int]]]:
+        """Session s, built ahead: its row, how many turns it sends, and (body, history characters)
+        of each turn known before it starts: every turn with history "data"; with "model" only the
+        first (it carries no answer yet), the others are built as the answers arrive."""
         assert dataset is not None and multi_turn is not None
         spec, index = dataset
         conv = index.conversation(index.row_of(seed, s, spec.sample == "with_replacement"))
-        turns = []
-        for turn in range(multi_turn.max_turns):
-            out = sample_length(output_tokens, seed, s * 1000 + turn, "output")
-            prompt = session_turn_prompt(conv, turn, out, spec)
-            if prompt is None:
-                break  # past the row's last user turn
-            history = sum(len(text) for role, text in (prompt.messages or ())[:-1] if role != "system")
-            turns.append((encode(prompt), history))
-        return turns
+        n_turns = min(multi_turn.max_turns, len(conv.user_turns()))
+        ahead = min(1, n_turns) if by_model else n_turns
+        return conv, n_turns, [turn_body(s, conv, turn, [] if by_model else None) for turn in range(ahead)]
 
     async def session_stream(w: int, builder: RecordBuilder) -> None:
         """A multi-turn stream: session after session, each a dataset row's user turns in order on
         this stream's connection, each turn carrying the turns before it, think_time_s apart. The
         next session is built while its predecessor's last turn is in flight, so a stream's
-        turnaround holds no file read or encoding."""
+        turnaround holds no file read or encoding. With history "model", turn k + 1 can only be
+        built once turn k's answer has arrived: its answer is decoded (model_answer) and the body
+        encoded right then, inside the think time (which is shortened by what that took, so the
+        pause between an answer and the next turn is still think_time_s; with no think time, the
+        decoding is part of the stream's turnaround)."""
         assert multi_turn is not None
         client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
         opened.append(client)
         s = first_index + next(sessions)
-        turns = prepare_session(s)
+        session = prepare_session(s)
         while True:
-            upcoming: tuple[int, list[tuple[bytes, int]]] | None = None
-            for turn, (payload, history) in enumerate(turns):
+            conv, n_turns, built = session
+            upcoming: tuple[int, tuple[Conversation, int, list[tuple[bytes, int]]]] | None = None
+            answers: list[str] = []  # history "model": the model's answers to this session's turns so far
+            for turn in range(n_turns):
                 if deadline is not None and time.perf_counter() >= deadline:
                     return
                 i = take()
                 if n_requests is not None and i >= n_requests:
                     return
+                payload, history = built[turn]
                 due_ns = time.perf_counter_ns()
                 exchange = send_one(client, endpoint, payload, timeout_s, max_response_bytes)
-                if turn == len(turns) - 1:  # a task only here: the request goes out, then the next session is built
+                if turn == n_turns - 1:  # a task only here: the request goes out, then the next session is built
                     sending = asyncio.create_task(exchange)
                     await asyncio.sleep(0)
                     nxt = first_index + next(sessions)
@@ -469,16 +502,21 @@ async def run_level(
                     send_ns, end_ns, reads, ended, ended_detail = await sending
                 else:
                     send_ns, end_ns, reads, ended, ended_detail = await exchange
+                answered_s = time.perf_counter()
                 submit(
                     builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads,
                     worker=worker_offset + w, session=s, turn_index=turn, history_chars=history,
                 )  # fmt: skip
+                if by_model and turn + 1 < n_turns:
+                    answers.append(model_answer(reads, ended, ended_detail, endpoint.wire))
+                    built.append(turn_body(s, conv, turn + 1, answers))
                 if multi_turn.think_time_s:
-                    await asyncio.sleep(multi_turn.think_time_s)
+                    spent_s = time.perf_counter() - answered_s if by_model else 0.0
+                    await asyncio.sleep(max(0.0, multi_turn.think_time_s - spent_s))
             if upcoming is None:  # a row without a turn to send (not after scan): the next one
                 nxt = first_index + next(sessions)
                 upcoming = (nxt, prepare_session(nxt))
-            s, turns = upcoming
+            s, session = upcoming
 
     async def drive(builder: RecordBuilder) -> None:
         nonlocal deadline, t0_ns

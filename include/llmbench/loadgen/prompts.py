@@ -13,6 +13,7 @@ import bisect
 import functools
 import itertools
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,13 +199,36 @@ def draw_prefix(seed: int, index: int, count: int, draw: str = "uniform", zipf_s
     return min(count - 1, bisect.bisect_right(cum, rng.random() * cum[-1]))
 
 
-def session_turn_prompt(conv: Conversation, turn: int, output_tokens: int, spec: DatasetSpec) -> Prompt | None:
+def session_turn_prompt(
+    conv: Conversation, turn: int, output_tokens: int, spec: DatasetSpec, answers: Sequence[str] | None = None
+) -> Prompt | None:
     """Turn `turn` (0-based) of a multi-turn session: every turn of the row up to and including its
-    turn-th user turn, the row's own assistant turns as the history. None past its last user turn."""
+    turn-th user turn, the row's own assistant turns as the history. None past its last user turn.
+
+    answers (multi_turn history "model"): the model's answers to the session's turns 0..turn-1, in
+    order. The history is then the row's system turns and earlier user turns where the row has
+    them, each user turn followed by the model's answer to it; the row's own assistant turns are
+    left out (they answered a conversation the model did not have). An answer that failed or was
+    empty is passed as "": an empty assistant turn, so the turns still alternate as the chat
+    template expects and the history's length says what was really carried."""
     users = conv.user_turns()
     if turn >= len(users):
         return None
-    return _turns_prompt(turn, conv.turns[: users[turn] + 1], conv.answer_tokens(users[turn]), output_tokens, spec)
+    if answers is None:
+        turns = conv.turns[: users[turn] + 1]
+    else:
+        if len(answers) < turn:
+            raise ValueError(f"turn {turn} needs the model's answers to the {turn} turns before it, got {len(answers)}")
+        asked = {k: j for j, k in enumerate(users[:turn])}  # an earlier user turn's place -> its turn number
+        carried: list[tuple[str, str]] = []
+        for k, (role, text) in enumerate(conv.turns[: users[turn]]):
+            if role == "assistant":
+                continue
+            carried.append((role, text))
+            if k in asked:
+                carried.append(("assistant", answers[asked[k]]))
+        turns = (*carried, conv.turns[users[turn]])
+    return _turns_prompt(turn, turns, conv.answer_tokens(users[turn]), output_tokens, spec)
 
 
 def _turns_prompt(index: int, turns: Any, answer_tokens: int | None, output_tokens: int, spec: DatasetSpec) -> Prompt:

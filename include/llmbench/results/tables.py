@@ -83,8 +83,8 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
 
 
 def dataset_columns(target: ResolvedTarget) -> dict[str, Any]:
-    """What the target's prompts came from (the dataset as the plan scanned it); NULLs for
-    generated prompts."""
+    """What the target's prompts came from (the dataset as the plan scanned it) and, for multi-turn
+    sessions, which history their turns carried; NULLs for generated prompts."""
     d = target.dataset
     return {
         "dataset_sha256": d.sha256 if d else None,
@@ -95,6 +95,8 @@ def dataset_columns(target: ResolvedTarget) -> dict[str, Any]:
         "dataset_filter": d.filter if d else None,
         "dataset_sample": d.sample if d else None,
         "dataset_output": d.output if d else None,
+        # multi-turn sessions' history: the row's assistant turns (data) or the model's answers (model)
+        "multi_turn_history": target.workload.multi_turn.history if target.workload.multi_turn else None,
     }
 
 

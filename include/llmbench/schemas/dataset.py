@@ -91,12 +91,19 @@ class DatasetSpec(BaseModel):
 
 class MultiTurn(BaseModel):
     """`workload.multi_turn`: each dataset row is a session sent turn by turn on one stream, each
-    turn carrying the history before it (the row's own assistant turns), think_time_s apart."""
+    turn carrying the history before it, think_time_s apart. history "data": the row's own
+    assistant turns (every turn's body is known before the session starts); "model": the model's
+    own answers to the session's earlier turns (what a chat user's next turn really carries, and
+    what a prefix cache really reuses), each next turn built once the previous answer arrived."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     think_time_s: float = Field(0.0, ge=0, le=3600, description="pause between a turn's answer and the next turn")
     max_turns: int = Field(8, ge=1, le=1000, description="user turns of a session sent at most")
+    history: Literal["data", "model"] = Field(
+        "data",
+        description="the assistant turns a next turn carries: the row's own (data) or the model's answers (model)",
+    )
 
 
 class DatasetSummary(BaseModel):

@@ -3,7 +3,7 @@ the streams are the bytes an OpenAI-compatible server sends)."""
 
 import json
 
-from llmbench.loadgen.wire import build_record, parse_openai_sse
+from llmbench.loadgen.wire import build_record, chat_answer_text, parse_openai_sse
 
 MS = 1_000_000
 
@@ -100,3 +100,41 @@ def test_a_huge_level_prebuilds_a_bounded_number_of_bodies():
     big = loadgen.prebuild(lambda i: b"x" * (1 << 20), 10**8)  # 1 MiB bodies: the byte cap
     assert sum(map(len, big)) <= loadgen.PREBUILT_BYTES + (1 << 20)
     assert loadgen.prebuild(body, 3) == [b"x" * 1000] * 3
+
+
+def test_the_answer_text_is_the_streamed_content_joined():
+    assert chat_answer_text(GOOD) == "Hello!"
+    # split across reads anywhere, CRLF line ends, a role-only first chunk, unicode
+    raw = b"".join(d for _, d in GOOD).replace(b"\n", b"\r\n")
+    role = b'data: {"choices": [{"index": 0, "delta": {"role": "assistant"}}]}\r\n\r\n'
+    utf8 = b"data: " + json.dumps({"choices": [{"delta": {"content": " caf\u00e9"}}]}).encode() + b"\r\n\r\n"
+    whole = role + raw[: raw.index(b"data: [DONE]")] + utf8 + b"data: [DONE]\r\n\r\n"
+    assert chat_answer_text([(k, whole[k : k + 7]) for k in range(0, len(whole), 7)]) == "Hello! caf\u00e9"
+    # nothing streamed, or not a stream we can read: no answer
+    assert chat_answer_text([]) == ""
+    assert chat_answer_text([(0, b"data: {not json\n\n")]) == ""
+    assert chat_answer_text([(0, b'data: {"error": {"message": "boom"}}\n\n')]) == ""
+    assert chat_answer_text(GOOD[:4] + [(0, b'data: {"error": {"message": "cut"}}\n')]) == ""  # an error mid-stream
+    # escapes decoded; reasoning, a null content and quotes inside the text are not content keys
+    tricky = [
+        {"choices": [{"delta": {"role": "assistant", "content": None}}]},
+        {"choices": [{"delta": {"reasoning_content": "think"}}]},
+        {"choices": [{"delta": {"content": 'say "content": "no"\\'}}]},
+        {"choices": [{"delta": {"content": "\n\u00e9\t"}}], "id": 'x"content":"y'},
+    ]
+    sse = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in tricky)
+    assert chat_answer_text([(0, sse)]) == 'say "content": "no"\\\n\u00e9\t'
+
+
+def test_the_model_answer_comes_from_the_raw_reads_and_a_failed_one_is_empty():
+    from llmbench.loadgen.driver import model_answer
+
+    body = b"".join(d for _, d in GOOD)
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (body[:30], body[30:])) + b"0\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    reads = [(1, head + chunked[:50]), (2, chunked[50:])]
+    assert model_answer(reads, "done", None) == "Hello!"
+    assert model_answer(reads, "timeout", "no complete response within 1s") == ""
+    assert model_answer(reads[:1], "done", "ConnectionGone: closed") == ""  # cut mid-response
+    assert model_answer([(1, b"HTTP/1.1 500 Oops\r\nContent-Length: 4\r\n\r\noops")], "done", None) == ""
+    assert model_answer([], "connection", "ConnectionRefusedError") == ""

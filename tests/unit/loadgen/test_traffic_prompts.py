@@ -48,6 +48,35 @@ def test_a_session_turn_carries_the_rows_earlier_turns():
     assert session_turn_prompt(conv, 3, 50, spec) is None
 
 
+def test_with_model_history_a_session_turn_carries_the_models_answers_not_the_rows():
+    conv = Conversation(
+        (("system", "s"), ("user", "u1"), ("assistant", "a1" * 8), ("user", "u2"), ("assistant", "a2"), ("user", "u3"))
+    )
+    spec = DatasetSpec(path="x", format="openai", output="data")
+    t0 = session_turn_prompt(conv, 0, 50, spec, [])
+    assert t0.messages == (("system", "s"), ("user", "u1")) and t0.max_tokens == 4  # the row's length still
+    t2 = session_turn_prompt(conv, 2, 50, spec, ["first answer", "second"])
+    assert t2.messages == (
+        ("system", "s"), ("user", "u1"), ("assistant", "first answer"), ("user", "u2"), ("assistant", "second"),
+        ("user", "u3"),
+    )  # fmt: skip
+    assert t2.text == "u3" and t2.system == "s"
+    # a failed or empty answer is an empty assistant turn: the turns still alternate
+    t1 = session_turn_prompt(conv, 1, 50, spec, [""])
+    assert t1.messages == (("system", "s"), ("user", "u1"), ("assistant", ""), ("user", "u2"))
+    with pytest.raises(ValueError, match="answers"):
+        session_turn_prompt(conv, 2, 50, spec, ["only one"])
+    assert session_turn_prompt(conv, 3, 50, spec, ["a", "b", "c"]) is None
+
+
+def test_with_model_history_rows_without_answers_between_user_turns_get_one_after_each():
+    # two user turns in a row (and an assistant turn before the first): the model answered each turn sent
+    conv = Conversation((("assistant", "hello"), ("user", "u1"), ("user", "u2"), ("user", "u3")))
+    spec = DatasetSpec(path="x", format="openai")
+    t2 = session_turn_prompt(conv, 2, 50, spec, ["x", "yy"])
+    assert t2.messages == (("user", "u1"), ("assistant", "x"), ("user", "u2"), ("assistant", "yy"), ("user", "u3"))
+
+
 def _trace(tmp_path, rows):
     p = tmp_path / "t.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in rows))

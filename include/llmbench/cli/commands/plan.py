@@ -63,7 +63,8 @@ def traffic_lines(t) -> list[str]:
     if w.multi_turn is not None:
         lines.append(
             f"multi-turn: each row a session on one stream, up to {w.multi_turn.max_turns} turns, "
-            f"{w.multi_turn.think_time_s:g} s think time, concurrency {w.concurrency}, "
+            f"{w.multi_turn.think_time_s:g} s think time, history from the {w.multi_turn.history}, "
+            f"concurrency {w.concurrency}, "
             f"{w.requests_per_level} turns/level"
         )
     if w.trace is not None:
