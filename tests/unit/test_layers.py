@@ -41,7 +41,7 @@ def test_warehouse_requests_table_has_the_records_columns_and_types(tmp_path):
 
 def test_the_parquet_schema_is_the_records_fields_in_order_and_a_json_line_round_trips():
     assert request_schema().names == list(COLUMNS) == list(RequestRecord.__dataclass_fields__)
-    assert len(COLUMNS) == 32 and COLUMNS[21:24] == ("repeat", "arrival_rate_rps", "send_retried")
+    assert len(COLUMNS) == 33 and COLUMNS[21:24] == ("repeat", "arrival_rate_rps", "send_retried")
     assert COLUMNS[24:29] == ("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms")
     assert COLUMNS[29:] == ("chunk_tokens", "chunk_tokens_source", "input_tokens_client")
     rec = RequestRecord(

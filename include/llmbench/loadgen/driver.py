@@ -232,10 +232,10 @@ async def send_one(
 def model_answer(reads: list[tuple[int, bytes]], ended: str, ended_detail: str | None, wire: str = "sse") -> str:
     """The model's answer to one chat request, as multi_turn history "model" carries it into the
     session's next turn: the streamed content text of the response (wire.chat_answer_text), after
-    the HTTP framing and the wire's own (SageMaker's event-stream frames) are undone. A failed
+    the HTTP framing and the wire's own (an event-stream framing, registry.WireFormat.unframe) are undone. A failed
     response (an error event, a timeout, a cut connection, a status other than 200) or one that streamed
     no content gives "": the next turn then carries an empty assistant turn, and its history_chars
-    counts nothing for it. So does a wire with a stream format of its own (Bedrock's), whose bodies
+    counts nothing for it. So does a wire with a stream format of its own (WireFormat.parse), whose bodies
     carry no history anyway (stream_body sends the last user turn alone). Runs on the load
     generator's loop: about 0.45 ms of CPU for a 256-token answer, two thirds of it undoing the
     chunked framing (classify, as the record builder does)."""
