@@ -43,13 +43,14 @@ def test_the_parquet_schema_is_the_records_fields_in_order_and_a_json_line_round
     assert request_schema().names == list(COLUMNS) == list(RequestRecord.__dataclass_fields__)
     assert len(COLUMNS) == 33 and COLUMNS[21:24] == ("repeat", "arrival_rate_rps", "send_retried")
     assert COLUMNS[24:29] == ("session", "turn_index", "history_chars", "prefix_id", "scheduled_ms")
-    assert COLUMNS[29:] == ("chunk_tokens", "chunk_tokens_source", "input_tokens_client")
+    assert COLUMNS[29:] == ("chunk_tokens", "chunk_tokens_source", "input_tokens_client", "stream_wait_ms")
     rec = RequestRecord(
         concurrency=4, request_index=7, worker=-1, ok=True, error_kind=None, error_detail=None, http_status=200,
         send_ns=10, first_content_ns=20, end_ns=40, send_lag_ms=0.25, ttft_ms=1e-5, e2e_ms=3e-5, tpot_ms=1e-5,
         itl_ms=[1e-5, 1e-5], content_chunks=3, output_tokens=3, output_tokens_source="usage",
         output_tokens_counted=3, input_tokens=30, finish_reason="length", repeat=1, arrival_rate_rps=2.5,
-        send_retried=False, chunk_tokens=[1, 2, 1], chunk_tokens_source="usage", input_tokens_client=31)
+        send_retried=False, chunk_tokens=[1, 2, 1], chunk_tokens_source="usage", input_tokens_client=31,
+        stream_wait_ms=0.125)
     assert RequestRecord.from_row(json.loads(json.dumps(rec.to_row()))) == rec
     assert RequestRecord(*rec.values()) == rec
     assert pa.Table.from_pylist([rec.to_row()], schema=request_schema()).to_pylist() == [rec.to_row()]
