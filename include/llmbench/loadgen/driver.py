@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import itertools
 import json
 import os
 import ssl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -268,6 +269,7 @@ async def run_level(
     prefixes: tuple[int, str, float] = (1, "uniform", 1.0),
     multi_turn: MultiTurn | None = None,
     sizing: WordSizing | None = None,
+    dataset_counts: Mapping[int, int] | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
 
@@ -278,7 +280,9 @@ async def run_level(
     a closed-loop level is split over several, run_level_split); worker_offset: the number of this
     process's first stream. sizing: the served model's token counts (tokenizer.sizing_for) that
     size generated and trace prompts, each record then carrying its prompt's count; None: words ~
-    tokens.
+    tokens. dataset_counts: the served model's count of a dataset request's prompt by request
+    number, counted before the level (sweep: tokenizer.count_prompts), carried by its record; a
+    request without one carries none.
     """
 
     stream_body = registry.wire(endpoint.wire).stream_body  # None: an OpenAI chat body
@@ -297,6 +301,8 @@ async def run_level(
             prompt = trace_prompt(seed, trace.trace, i, trace.block_tokens, sizing)
         elif dataset is not None:  # the user's own prompts (workload.dataset)
             prompt = dataset_prompt(*dataset, seed, idx, sample_length(output_tokens, seed, idx, "output"))
+            if dataset_counts and idx in dataset_counts:
+                prompt = dataclasses.replace(prompt, input_tokens_client=dataset_counts[idx])
         else:
             prompt = make_prompt(
                 seed,

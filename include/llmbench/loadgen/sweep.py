@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from llmbench.loadgen.driver import (
     run_loop,
     thread_runqueue_s,
 )
+from llmbench.loadgen.prompts import Prompt, dataset_prompt
 from llmbench.schemas.dataset import scan as dataset_scan
 from llmbench.schemas.dataset import scan_trace
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
@@ -65,9 +66,7 @@ def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
             workload.seed,
             workload.shared_prefix_tokens,
             workload.prefix_count,
-            # bounded as a request is: a flooding or trickling server costs one timeout, then words
-            budget_s=min(tokenizer.PROBE_BUDGET_S, workload.request_timeout_s),
-            max_bytes=min(tokenizer.PROBE_MAX_BYTES, workload.max_response_bytes),
+            *_probe_bounds(workload),
         )
         if sized
         else None,
@@ -80,6 +79,39 @@ def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
         prompt_style=workload.prompt_style,
         max_response_bytes=workload.max_response_bytes,
         prefixes=(workload.prefix_count, workload.prefix_draw, workload.prefix_zipf_s),
+    )
+
+
+def _dataset_counts(
+    endpoint: Endpoint, workload: Workload, level_args: dict[str, Any], firsts: list[int], n: int
+) -> dict[int, int]:
+    """{request number: the served model's count of its prompt} for a dataset level's requests
+    (n from each of `firsts`, its repeats), counted before the level's clock starts, each row once,
+    within one probe's bounds (tokenizer.count_prompts); the requests past what was counted in
+    time carry no client count. Empty where the endpoint cannot tokenize."""
+    spec, index = level_args["dataset"]
+    replacement = spec.sample == "with_replacement"
+    numbers = [first + i for first in firsts for i in range(n)]
+
+    def distinct_rows() -> Iterator[tuple[int, Prompt]]:
+        seen: set[int] = set()
+        for idx in numbers:
+            row = index.row_of(workload.seed, idx, replacement)
+            if row not in seen:
+                seen.add(row)
+                yield row, dataset_prompt(spec, index, workload.seed, idx, 1)  # its length is not counted
+
+    by_row = tokenizer.count_prompts(endpoint, distinct_rows(), *_probe_bounds(workload))
+    rows = {idx: index.row_of(workload.seed, idx, replacement) for idx in numbers}
+    return {idx: by_row[row] for idx, row in rows.items() if row in by_row}
+
+
+def _probe_bounds(workload: Workload) -> tuple[float, int]:
+    """(seconds, bytes a reply) a tokenizer probe may take: bounded as a request is, so a flooding
+    or trickling server costs one timeout, then words."""
+    return (
+        min(tokenizer.PROBE_BUDGET_S, workload.request_timeout_s),
+        min(tokenizer.PROBE_MAX_BYTES, workload.max_response_bytes),
     )
 
 
@@ -246,6 +278,10 @@ def run_sweep(
             }
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
+            firsts = [(li * repeats + rep) * stride for rep in range(repeats)]
+            # a count-bounded dataset level's single-turn prompts, counted before its clock starts
+            counted = workload.dataset is not None and workload.multi_turn is None and n is not None
+            dataset_counts = _dataset_counts(endpoint, workload, common, firsts, n) if counted and n else None
             before, why_not = servermetrics.spec_decode_counters(
                 endpoint.metrics_url, endpoint.headers, endpoint.metrics_note
             )
@@ -262,10 +298,12 @@ def run_sweep(
             # a split level's loops run in processes of their own: their wait for a core is not this thread's
             runqueue0 = thread_runqueue_s() if procs == 1 else None
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
-                first = (li * repeats + rep) * stride
+                first = firsts[rep]
                 kwargs = dict(
                     n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
                 )
+                if dataset_counts is not None:
+                    kwargs["dataset_counts"] = dataset_counts
                 if workload.multi_turn is not None:
                     kwargs["multi_turn"] = workload.multi_turn
                 if procs > 1:  # closed loop only; each process appends to requests.jsonl itself
