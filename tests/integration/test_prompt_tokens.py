@@ -101,3 +101,28 @@ def test_a_datasets_rows_carry_the_clients_count_beside_the_servers(long_context
     assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()  # the client counted what the server did
     (level,) = result.levels
     assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "dataset"
+
+
+def test_a_sessions_turns_carry_the_clients_count_of_their_whole_history(long_context_server, tmp_path):
+    workload = Workload.model_validate(
+        {
+            "dataset": {"path": str(CONVERSATIONS), "format": "openai", "max_input_chars": 1500},
+            "multi_turn": {"max_turns": 3},
+            "output_tokens": 4,
+            "concurrency": [2],
+            "requests_per_level": 12,
+            "warmup_requests": 0,
+            "request_timeout_s": 120,
+        }
+    )
+    url = long_context_server.handle["base_url"] + "/v1/chat/completions"
+    result = run_sweep(Endpoint(url), workload, tmp_path)
+    long_context_server.check("during this test")
+    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
+    assert rq["ok"].all() and len(rq) == 12, rq["error_detail"].tolist()
+    assert (rq["turn_index"] > 0).any()  # later turns, carrying their history, were counted too
+    print(f"sessions: turns {rq['turn_index'].tolist()}, server {rq['input_tokens'].tolist()}, "
+          f"client {rq['input_tokens_client'].tolist()}")  # fmt: skip
+    assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()
+    (level,) = result.levels
+    assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "dataset"

@@ -99,6 +99,12 @@ def shaped_offsets_s(offsets: Iterator[float], step_s: float, multipliers: tuple
         yield t_k + (u - u_k) / multipliers[k]
 
 
+def session_turn_key(number: int, turn: int) -> int:
+    """One number for turn `turn` of session (or dataset row) `number`, distinct for every pair
+    (MultiTurn.max_turns is at most 1000): what seeds the turn's output length and keys its count."""
+    return number * 1000 + turn
+
+
 @dataclass(frozen=True)
 class ClosedLoop:
     """`concurrency` streams, each with its own connection, each sending its next request as soon
@@ -281,8 +287,8 @@ async def run_level(
     process's first stream. sizing: the served model's token counts (tokenizer.sizing_for) that
     size generated and trace prompts, each record then carrying its prompt's count; None: words ~
     tokens. dataset_counts: the served model's count of a dataset request's prompt by request
-    number, counted before the level (sweep: tokenizer.count_prompts), carried by its record; a
-    request without one carries none.
+    number (a session's turn: session_turn_key), counted before the level (sweep:
+    tokenizer.count_prompts), carried by its record; a request without one carries none.
     """
 
     stream_body = registry.wire(endpoint.wire).stream_body  # None: an OpenAI chat body
@@ -432,19 +438,20 @@ async def run_level(
 
     sessions = itertools.count()  # multi-turn: this process's next session
 
-    def prepare_session(s: int) -> list[tuple[bytes, int]]:
-        """Session s's turns, built ahead: (body, characters of history it carries) per user turn."""
+    def prepare_session(s: int) -> list[tuple[bytes, int, int | None]]:
+        """Session s's turns, built ahead: (body, characters of history it carries, the client's
+        token count or None) per user turn."""
         assert dataset is not None and multi_turn is not None
         spec, index = dataset
         conv = index.conversation(index.row_of(seed, s, spec.sample == "with_replacement"))
         turns = []
         for turn in range(multi_turn.max_turns):
-            out = sample_length(output_tokens, seed, s * 1000 + turn, "output")
+            out = sample_length(output_tokens, seed, session_turn_key(s, turn), "output")
             prompt = session_turn_prompt(conv, turn, out, spec)
             if prompt is None:
                 break  # past the row's last user turn
             history = sum(len(text) for role, text in (prompt.messages or ())[:-1] if role != "system")
-            turns.append((encode(prompt), history))
+            turns.append((encode(prompt), history, (dataset_counts or {}).get(session_turn_key(s, turn))))
         return turns
 
     async def session_stream(w: int, builder: RecordBuilder) -> None:
@@ -458,8 +465,8 @@ async def run_level(
         s = first_index + next(sessions)
         turns = prepare_session(s)
         while True:
-            upcoming: tuple[int, list[tuple[bytes, int]]] | None = None
-            for turn, (payload, history) in enumerate(turns):
+            upcoming: tuple[int, list[tuple[bytes, int, int | None]]] | None = None
+            for turn, (payload, history, counted) in enumerate(turns):
                 if deadline is not None and time.perf_counter() >= deadline:
                     return
                 i = take()
@@ -478,6 +485,7 @@ async def run_level(
                 submit(
                     builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads,
                     worker=worker_offset + w, session=s, turn_index=turn, history_chars=history,
+                    input_tokens_client=counted,
                 )  # fmt: skip
                 if multi_turn.think_time_s:
                     await asyncio.sleep(multi_turn.think_time_s)

@@ -32,9 +32,10 @@ from llmbench.loadgen.driver import (
     run_level,
     run_level_split,
     run_loop,
+    session_turn_key,
     thread_runqueue_s,
 )
-from llmbench.loadgen.prompts import Prompt, dataset_prompt
+from llmbench.loadgen.prompts import Prompt, dataset_prompt, session_turn_prompt
 from llmbench.schemas.dataset import scan as dataset_scan
 from llmbench.schemas.dataset import scan_trace
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
@@ -85,25 +86,46 @@ def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
 def _dataset_counts(
     endpoint: Endpoint, workload: Workload, level_args: dict[str, Any], firsts: list[int], n: int
 ) -> dict[int, int]:
-    """{request number: the served model's count of its prompt} for a dataset level's requests
-    (n from each of `firsts`, its repeats), counted before the level's clock starts, each row once,
-    within one probe's bounds (tokenizer.count_prompts); the requests past what was counted in
-    time carry no client count. Empty where the endpoint cannot tokenize."""
+    """{request number (a session's turn: driver.session_turn_key): the served model's count of its
+    prompt} for a count-bounded dataset level (n requests from each of `firsts`, its repeats; with
+    multi_turn, the turns of its first n sessions, as at most n send one), counted before the level's
+    clock starts, each row's prompt once, within one probe's bounds (tokenizer.count_prompts): the
+    requests past what was counted in time carry no client count. Empty where the endpoint cannot
+    tokenize."""
     spec, index = level_args["dataset"]
     replacement = spec.sample == "with_replacement"
+    multi_turn = workload.multi_turn
     numbers = [first + i for first in firsts for i in range(n)]
 
-    def distinct_rows() -> Iterator[tuple[int, Prompt]]:
-        seen: set[int] = set()
-        for idx in numbers:
-            row = index.row_of(workload.seed, idx, replacement)
-            if row not in seen:
-                seen.add(row)
-                yield row, dataset_prompt(spec, index, workload.seed, idx, 1)  # its length is not counted
+    def row_of(number: int) -> int:
+        return index.row_of(workload.seed, number, replacement)
 
-    by_row = tokenizer.count_prompts(endpoint, distinct_rows(), *_probe_bounds(workload))
-    rows = {idx: index.row_of(workload.seed, idx, replacement) for idx in numbers}
-    return {idx: by_row[row] for idx, row in rows.items() if row in by_row}
+    def distinct_prompts() -> Iterator[tuple[tuple[int, int], Prompt]]:  # keyed by (row, turn)
+        seen: set[int] = set()
+        for number in numbers:
+            row = row_of(number)
+            if row in seen:
+                continue
+            seen.add(row)
+            if multi_turn is None:
+                yield (row, 0), dataset_prompt(spec, index, workload.seed, number, 1)  # its length is not counted
+                continue
+            conv = index.conversation(row)
+            for turn in range(multi_turn.max_turns):
+                prompt = session_turn_prompt(conv, turn, 1, spec)
+                if prompt is None:
+                    break
+                yield (row, turn), prompt
+
+    counted = tokenizer.count_prompts(endpoint, distinct_prompts(), *_probe_bounds(workload))
+    if multi_turn is None:
+        return {number: counted[key] for number in numbers if (key := (row_of(number), 0)) in counted}
+    turns_of: dict[int, list[tuple[int, int]]] = {}  # row: its counted (turn, count)
+    for (row, turn), count in counted.items():
+        turns_of.setdefault(row, []).append((turn, count))
+    return {
+        session_turn_key(number, turn): count for number in numbers for turn, count in turns_of.get(row_of(number), [])
+    }
 
 
 def _probe_bounds(workload: Workload) -> tuple[float, int]:
@@ -279,8 +301,8 @@ def run_sweep(
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
             firsts = [(li * repeats + rep) * stride for rep in range(repeats)]
-            # a count-bounded dataset level's single-turn prompts, counted before its clock starts
-            counted = workload.dataset is not None and workload.multi_turn is None and n is not None
+            # a count-bounded dataset level's prompts, counted before its clock starts
+            counted = workload.dataset is not None and n is not None
             dataset_counts = _dataset_counts(endpoint, workload, common, firsts, n) if counted and n else None
             before, why_not = servermetrics.spec_decode_counters(
                 endpoint.metrics_url, endpoint.headers, endpoint.metrics_note

@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Protocol, TypeVar
 
 from llmbench.backends.base import Endpoint
@@ -146,6 +146,7 @@ def _tokenizers(endpoint: Endpoint, budget_s: float, max_bytes: int) -> list[Tok
 
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)  # what a caller keys its prompts by
 # what a server that cannot count, or breaks the probe's bounds, raises (NoTokenizeEndpoint aside)
 _PROBE_FAILURES = (OSError, ValueError, KeyError, TypeError, Bounded)
 
@@ -208,12 +209,12 @@ def sizing_for(
     )
 
 
-def count_each(tok: Tokenizer, prompts: Iterable[tuple[int, Prompt]]) -> dict[int, int]:
+def count_each(tok: Tokenizer, prompts: Iterable[tuple[K, Prompt]]) -> dict[K, int]:
     """{key: the tokenizer's count of its prompt} for as many of `prompts` as it counts: a prompt
     the server refuses (an HTTP error) is left out; the first that breaks the bounds (the
     deadline, a flood) ends the counting with what was counted kept. NoTokenizeEndpoint on the
     first prompt is raised (another API may be tried)."""
-    counts: dict[int, int] = {}
+    counts: dict[K, int] = {}
     for key, prompt in prompts:
         try:
             counts[key] = tok.count_prompt(prompt)
@@ -232,10 +233,10 @@ def count_each(tok: Tokenizer, prompts: Iterable[tuple[int, Prompt]]) -> dict[in
 
 def count_prompts(
     endpoint: Endpoint,
-    prompts: Iterable[tuple[int, Prompt]],
+    prompts: Iterable[tuple[K, Prompt]],
     budget_s: float = PROBE_BUDGET_S,
     max_bytes: int = PROBE_MAX_BYTES,
-) -> dict[int, int]:
+) -> dict[K, int]:
     """{key: the served model's token count of its prompt, template included} for the (key,
     prompt) pairs counted within the probe's bounds (budget_s for all of them, max_bytes a reply),
     in order; those beyond stay uncounted. Empty where the endpoint cannot tokenize. A dataset

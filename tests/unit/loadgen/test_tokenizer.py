@@ -252,3 +252,41 @@ def test_a_dataset_levels_requests_are_counted_once_a_row_before_the_level(tmp_p
         assert counted == TEMPLATE_TOKENS + tok.count_text(texts[row])
     asked = [b for p, b in vllm_stub.bodies if "messages" in b]
     assert len(asked) == len({json.dumps(b) for b in asked}) <= len(texts)  # a row once
+
+
+def test_a_multi_turn_levels_session_turns_are_counted_each_with_its_history(tmp_path, vllm_stub):
+    from llmbench.loadgen.driver import session_turn_key
+    from llmbench.loadgen.prompts import session_turn_prompt
+    from llmbench.loadgen.sweep import _dataset_counts, _level_args
+    from llmbench.schemas.workload import Workload
+
+    path = tmp_path / "rows.jsonl"
+    rows = [["water the of", "one", "two three four"], ["people"], ["school and", "the end"]]
+    path.write_text(
+        "".join(
+            json.dumps({"messages": [m for t in turns for m in ({"role": "user", "content": t},
+                                                              {"role": "assistant", "content": "ok"})]}) + "\n"
+            for turns in rows
+        )
+    )  # fmt: skip
+    workload = Workload.model_validate(
+        {
+            "dataset": {"path": str(path), "format": "openai"},
+            "multi_turn": {"max_turns": 2},
+            "concurrency": [1],
+            "requests_per_level": 5,
+        }
+    )
+    endpoint = vllm_stub.endpoint("vllm")
+    args = _level_args(workload, endpoint)
+    counts = _dataset_counts(endpoint, workload, args, [0], 5)
+    spec, index = args["dataset"]
+    tok = WordPieceTokenizer()
+    expected = {}
+    for s in range(5):  # at most 5 sessions send a turn; each at most max_turns of its row's
+        conv = index.conversation(index.row_of(workload.seed, s, True))
+        for turn in range(2):
+            prompt = session_turn_prompt(conv, turn, 1, spec)
+            if prompt is not None:
+                expected[session_turn_key(s, turn)] = tok.count_prompt(prompt)  # the stub counts the last user turn
+    assert counts == expected and len(expected) > 5
