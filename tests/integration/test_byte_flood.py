@@ -155,3 +155,31 @@ def test_the_tokenizer_probe_gives_up_on_a_flood_within_its_bounds(mb_per_s, bud
     # the flood: one reply past 4 MiB ends it at once; the trickle: the one deadline, not one per request
     assert stats["wall_s"] < (5 if mb_per_s == 0 else budget_s + 0.5), stats
     assert stats["rss_mb"] < 300, stats
+
+
+# A dataset level's prompts are counted the same way before the level (tokenizer.count_prompts):
+# one budget for all of them, not one per prompt.
+COUNT = PEAK_RSS + """
+import json, sys, time
+from llmbench.backends.base import Endpoint
+from llmbench.loadgen.prompts import Prompt
+from llmbench.loadgen.tokenizer import count_prompts
+url, budget_s, max_bytes = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+prompts = ((k, Prompt(k, "a row of a dataset", 4)) for k in range(1000))
+t0 = time.monotonic()
+counts = count_prompts(Endpoint(url + "/v1/chat/completions"), prompts, budget_s=budget_s, max_bytes=max_bytes)
+print(json.dumps({"wall_s": time.monotonic() - t0, "counted": len(counts), "rss_mb": peak_rss_mb()}))
+"""
+
+
+@pytest.mark.parametrize(("mb_per_s", "budget_s", "max_bytes"), [(0, 30, 4 << 20), (20, 1.5, 1 << 30)],
+                         ids=["flood-at-the-byte-budget", "trickle-at-the-deadline"])
+def test_counting_a_datasets_prompts_gives_up_on_a_flood_within_its_bounds(mb_per_s, budget_s, max_bytes):
+    with ServerProcess("llmbench.testing.flood", "--mb-per-s", str(mb_per_s)) as flood:
+        p = subprocess.run([sys.executable, "-c", COUNT, flood.url, str(budget_s), str(max_bytes)],
+                           capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-3000:]
+    stats = json.loads(p.stdout.strip().splitlines()[-1])
+    assert stats["counted"] == 0  # no client count: the records keep NULL
+    assert stats["wall_s"] < (5 if mb_per_s == 0 else budget_s + 0.5), stats
+    assert stats["rss_mb"] < 300, stats

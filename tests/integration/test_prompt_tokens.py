@@ -2,7 +2,10 @@
 with SmolLM2: the seed presets' input lengths land on what was asked, as the server itself counts
 them (usage.prompt_tokens), within 1 %; each record keeps the client's count beside the server's
 and the level their mean difference. A server without a tokenize endpoint keeps the words ~
-tokens sizing and records no client count."""
+tokens sizing and records no client count. A dataset's rows, sent as they are, are counted with the
+same tokenizer before the level: each record keeps both counts (tokenizer.count_prompts)."""
+
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,6 +17,8 @@ from llmbench.schemas.workload import Workload, sample_length
 from llmbench.testing._serve import ServerProcess
 
 from .shared_server import SharedLlamaServer
+
+CONVERSATIONS = Path(__file__).resolve().parents[2] / "include" / "config" / "traffic" / "conversations.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +76,53 @@ def test_a_server_without_tokenize_keeps_the_words_estimate(tmp_path):
     assert rq["ok"].all() and rq["input_tokens_client"].isna().all()
     assert result.levels[0]["input_tokens_client_minus_server_mean"] is None
     assert result.levels[0]["prompt_sizing"] == "words"
+
+
+@pytest.mark.parametrize("sample", ["with_replacement", "without_replacement"])
+def test_a_datasets_rows_carry_the_clients_count_beside_the_servers(long_context_server, tmp_path, sample):
+    workload = Workload.model_validate(
+        {
+            "dataset": {"path": str(CONVERSATIONS), "format": "openai", "sample": sample, "max_input_chars": 3000},
+            "output_tokens": 4,
+            "concurrency": [2],
+            "requests_per_level": 12,
+            "repeats": 2,
+            "warmup_requests": 0,
+            "request_timeout_s": 120,
+        }
+    )
+    url = long_context_server.handle["base_url"] + "/v1/chat/completions"
+    result = run_sweep(Endpoint(url), workload, tmp_path)
+    long_context_server.check("during this test")
+    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
+    assert rq["ok"].all() and len(rq) == 24, rq["error_detail"].tolist()
+    print(f"dataset ({sample}): server {rq['input_tokens'].tolist()}, client {rq['input_tokens_client'].tolist()}")
+    assert rq["input_tokens_client"].notna().all()
+    assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()  # the client counted what the server did
+    (level,) = result.levels
+    assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "dataset"
+
+
+def test_a_sessions_turns_carry_the_clients_count_of_their_whole_history(long_context_server, tmp_path):
+    workload = Workload.model_validate(
+        {
+            "dataset": {"path": str(CONVERSATIONS), "format": "openai", "max_input_chars": 1500},
+            "multi_turn": {"max_turns": 3},
+            "output_tokens": 4,
+            "concurrency": [2],
+            "requests_per_level": 12,
+            "warmup_requests": 0,
+            "request_timeout_s": 120,
+        }
+    )
+    url = long_context_server.handle["base_url"] + "/v1/chat/completions"
+    result = run_sweep(Endpoint(url), workload, tmp_path)
+    long_context_server.check("during this test")
+    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
+    assert rq["ok"].all() and len(rq) == 12, rq["error_detail"].tolist()
+    assert (rq["turn_index"] > 0).any()  # later turns, carrying their history, were counted too
+    print(f"sessions: turns {rq['turn_index'].tolist()}, server {rq['input_tokens'].tolist()}, "
+          f"client {rq['input_tokens_client'].tolist()}")  # fmt: skip
+    assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()
+    (level,) = result.levels
+    assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "dataset"

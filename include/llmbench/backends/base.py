@@ -44,6 +44,10 @@ class Endpoint:
     # the reason in metrics_note (a managed runtime invokes a model, not a server).
     metrics_url: str | None = None
     metrics_note: str | None = None
+    # Whose tokenize API the server answers, where the backend knows its engine (loadgen.tokenizer):
+    # "llama-server" (POST /apply-template and /tokenize {content}) or "vllm" (POST /tokenize
+    # {model, messages | prompt}); None: unknown, llama-server's is tried, then vLLM's if absent.
+    tokenize_api: str | None = None
 
 
 class DeployError(LlmbenchError, RuntimeError):

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import itertools
 import json
 import os
 import ssl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,12 @@ def shaped_offsets_s(offsets: Iterator[float], step_s: float, multipliers: tuple
             t_k += step_s
             k += 1
         yield t_k + (u - u_k) / multipliers[k]
+
+
+def session_turn_key(number: int, turn: int) -> int:
+    """One number for turn `turn` of session (or dataset row) `number`, distinct for every pair
+    (MultiTurn.max_turns is at most 1000): what seeds the turn's output length and keys its count."""
+    return number * 1000 + turn
 
 
 @dataclass(frozen=True)
@@ -287,6 +294,7 @@ async def run_level(
     prefixes: tuple[int, str, float] = (1, "uniform", 1.0),
     multi_turn: MultiTurn | None = None,
     sizing: WordSizing | None = None,
+    dataset_counts: Mapping[int, int] | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """One level paced by `schedule`. Returns (records, client CPU seconds spent during the level).
 
@@ -297,7 +305,9 @@ async def run_level(
     a closed-loop level is split over several, run_level_split); worker_offset: the number of this
     process's first stream. sizing: the served model's token counts (tokenizer.sizing_for) that
     size generated and trace prompts, each record then carrying its prompt's count; None: words ~
-    tokens.
+    tokens. dataset_counts: the served model's count of a dataset request's prompt by request
+    number (a session's turn: session_turn_key), counted before the level (sweep:
+    tokenizer.count_prompts), carried by its record; a request without one carries none.
     """
 
     stream_body = registry.wire(endpoint.wire).stream_body  # None: an OpenAI chat body
@@ -316,6 +326,8 @@ async def run_level(
             prompt = trace_prompt(seed, trace.trace, i, trace.block_tokens, sizing)
         elif dataset is not None:  # the user's own prompts (workload.dataset)
             prompt = dataset_prompt(*dataset, seed, idx, sample_length(output_tokens, seed, idx, "output"))
+            if dataset_counts and idx in dataset_counts:
+                prompt = dataclasses.replace(prompt, input_tokens_client=dataset_counts[idx])
         else:
             prompt = make_prompt(
                 seed,
@@ -446,20 +458,24 @@ async def run_level(
     sessions = itertools.count()  # multi-turn: this process's next session
     by_model = multi_turn is not None and multi_turn.history == "model"
 
-    def turn_body(s: int, conv: Conversation, turn: int, answers: list[str] | None) -> tuple[bytes, int]:
+    def turn_body(s: int, conv: Conversation, turn: int, answers: list[str] | None) -> tuple[bytes, int, int | None]:
         """Session s's turn `turn` (one the row has): (body, characters of history it carries: the
-        earlier user turns and the assistant turns actually sent, the row's or the model's)."""
+        earlier user turns and the assistant turns actually sent, the row's or the model's; the
+        client's token count of it, or None). The count was taken before the level of the row's
+        own turns (dataset_counts), so a turn carrying the model's answers has none."""
         assert dataset is not None
-        out = sample_length(output_tokens, seed, s * 1000 + turn, "output")
+        key = session_turn_key(s, turn)
+        out = sample_length(output_tokens, seed, key, "output")
         prompt = session_turn_prompt(conv, turn, out, dataset[0], answers)
         assert prompt is not None  # turn < the row's user turns (prepare_session)
         history = sum(len(text) for role, text in (prompt.messages or ())[:-1] if role != "system")
-        return encode(prompt), history
+        counted = (dataset_counts or {}).get(key) if not (by_model and turn > 0) else None
+        return encode(prompt), history, counted
 
-    def prepare_session(s: int) -> tuple[Conversation, int, list[tuple[bytes, int]]]:
-        """Session s, built ahead: its row, how many turns it sends, and (body, history characters)
-        of each turn known before it starts: every turn with history "data"; with "model" only the
-        first (it carries no answer yet), the others are built as the answers arrive."""
+    def prepare_session(s: int) -> tuple[Conversation, int, list[tuple[bytes, int, int | None]]]:
+        """Session s, built ahead: its row, how many turns it sends, and (body, history characters,
+        client count) of each turn known before it starts: every turn with history "data"; with
+        "model" only the first (it carries no answer yet), the others are built as the answers arrive."""
         assert dataset is not None and multi_turn is not None
         spec, index = dataset
         conv = index.conversation(index.row_of(seed, s, spec.sample == "with_replacement"))
@@ -483,7 +499,7 @@ async def run_level(
         session = prepare_session(s)
         while True:
             conv, n_turns, built = session
-            upcoming: tuple[int, tuple[Conversation, int, list[tuple[bytes, int]]]] | None = None
+            upcoming: tuple[int, tuple[Conversation, int, list[tuple[bytes, int, int | None]]]] | None = None
             answers: list[str] = []  # history "model": the model's answers to this session's turns so far
             for turn in range(n_turns):
                 if deadline is not None and time.perf_counter() >= deadline:
@@ -491,7 +507,7 @@ async def run_level(
                 i = take()
                 if n_requests is not None and i >= n_requests:
                     return
-                payload, history = built[turn]
+                payload, history, counted = built[turn]
                 due_ns = time.perf_counter_ns()
                 exchange = send_one(client, endpoint, payload, timeout_s, max_response_bytes)
                 if turn == n_turns - 1:  # a task only here: the request goes out, then the next session is built
@@ -506,6 +522,7 @@ async def run_level(
                 submit(
                     builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads,
                     worker=worker_offset + w, session=s, turn_index=turn, history_chars=history,
+                    input_tokens_client=counted,
                 )  # fmt: skip
                 if by_model and turn + 1 < n_turns:
                     answers.append(model_answer(reads, ended, ended_detail, endpoint.wire))

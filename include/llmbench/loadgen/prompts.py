@@ -2,7 +2,7 @@
 
 Prompts are built from common short English words, each of which is one token for the Llama/
 SmolLM/Qwen BPE vocabularies when preceded by a space, so N words ~ N tokens. Where the server can
-tokenize (loadgen.tokenizer: llama-server), a WordSizing measured from the served model's own
+tokenize (loadgen.tokenizer: llama-server, vLLM), a WordSizing measured from the served model's own
 tokenizer sizes them instead, and the prompt carries the client's exact count; the server-reported
 count is recorded beside it.
 """
@@ -87,7 +87,7 @@ class Prompt:
     messages: tuple[tuple[str, str], ...] | None = None
     ignore_eos: bool = True  # False: the model stops where it would (dataset output: model)
     # The whole prompt's tokens as the client counted them with the served model's tokenizer
-    # (WordSizing); None: not counted (sized as words ~ tokens).
+    # (WordSizing; a dataset's prompt: tokenizer.count_prompts before the level); None: not counted.
     input_tokens_client: int | None = None
 
 

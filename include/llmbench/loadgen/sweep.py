@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,10 @@ from llmbench.loadgen.driver import (
     run_level,
     run_level_split,
     run_loop,
+    session_turn_key,
     thread_runqueue_s,
 )
+from llmbench.loadgen.prompts import Prompt, dataset_prompt, session_turn_prompt
 from llmbench.schemas.dataset import scan as dataset_scan
 from llmbench.schemas.dataset import scan_trace
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
@@ -65,9 +67,7 @@ def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
             workload.seed,
             workload.shared_prefix_tokens,
             workload.prefix_count,
-            # bounded as a request is: a flooding or trickling server costs one timeout, then words
-            budget_s=min(tokenizer.PROBE_BUDGET_S, workload.request_timeout_s),
-            max_bytes=min(tokenizer.PROBE_MAX_BYTES, workload.max_response_bytes),
+            *_probe_bounds(workload),
         )
         if sized
         else None,
@@ -80,6 +80,61 @@ def _level_args(workload: Workload, endpoint: Endpoint) -> dict[str, Any]:
         prompt_style=workload.prompt_style,
         max_response_bytes=workload.max_response_bytes,
         prefixes=(workload.prefix_count, workload.prefix_draw, workload.prefix_zipf_s),
+    )
+
+
+def _dataset_counts(
+    endpoint: Endpoint, workload: Workload, level_args: dict[str, Any], firsts: list[int], n: int
+) -> dict[int, int]:
+    """{request number (a session's turn: driver.session_turn_key): the served model's count of its
+    prompt} for a count-bounded dataset level (n requests from each of `firsts`, its repeats; with
+    multi_turn, the turns of its first n sessions, as at most n send one), counted before the level's
+    clock starts, each row's prompt once, within one probe's bounds (tokenizer.count_prompts): the
+    requests past what was counted in time carry no client count. Empty where the endpoint cannot
+    tokenize."""
+    spec, index = level_args["dataset"]
+    replacement = spec.sample == "with_replacement"
+    multi_turn = workload.multi_turn
+    numbers = [first + i for first in firsts for i in range(n)]
+
+    def row_of(number: int) -> int:
+        return index.row_of(workload.seed, number, replacement)
+
+    def distinct_prompts() -> Iterator[tuple[tuple[int, int], Prompt]]:  # keyed by (row, turn)
+        seen: set[int] = set()
+        for number in numbers:
+            row = row_of(number)
+            if row in seen:
+                continue
+            seen.add(row)
+            if multi_turn is None:
+                yield (row, 0), dataset_prompt(spec, index, workload.seed, number, 1)  # its length is not counted
+                continue
+            conv = index.conversation(row)
+            # history "model": a later turn carries answers not given yet, so only turn 0 is known
+            for turn in range(1 if multi_turn.history == "model" else multi_turn.max_turns):
+                prompt = session_turn_prompt(conv, turn, 1, spec)
+                if prompt is None:
+                    break
+                yield (row, turn), prompt
+
+    counted = tokenizer.count_prompts(endpoint, distinct_prompts(), *_probe_bounds(workload))
+    if multi_turn is None:
+        return {number: counted[key] for number in numbers if (key := (row_of(number), 0)) in counted}
+    turns_of: dict[int, list[tuple[int, int]]] = {}  # row: its counted (turn, count)
+    for (row, turn), count in counted.items():
+        turns_of.setdefault(row, []).append((turn, count))
+    return {
+        session_turn_key(number, turn): count for number in numbers for turn, count in turns_of.get(row_of(number), [])
+    }
+
+
+def _probe_bounds(workload: Workload) -> tuple[float, int]:
+    """(seconds, bytes a reply) a tokenizer probe may take: bounded as a request is, so a flooding
+    or trickling server costs one timeout, then words."""
+    return (
+        min(tokenizer.PROBE_BUDGET_S, workload.request_timeout_s),
+        min(tokenizer.PROBE_MAX_BYTES, workload.max_response_bytes),
     )
 
 
@@ -246,6 +301,10 @@ def run_sweep(
             }
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
+            firsts = [(li * repeats + rep) * stride for rep in range(repeats)]
+            # a count-bounded dataset level's prompts, counted before its clock starts
+            counted = workload.dataset is not None and n is not None
+            dataset_counts = _dataset_counts(endpoint, workload, common, firsts, n) if counted and n else None
             before, why_not = servermetrics.spec_decode_counters(
                 endpoint.metrics_url, endpoint.headers, endpoint.metrics_note
             )
@@ -262,10 +321,12 @@ def run_sweep(
             # a split level's loops run in processes of their own: their wait for a core is not this thread's
             runqueue0 = thread_runqueue_s() if procs == 1 else None
             for rep in range(repeats):  # repeated runs of the level: confidence intervals
-                first = (li * repeats + rep) * stride
+                first = firsts[rep]
                 kwargs = dict(
                     n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
                 )
+                if dataset_counts is not None:
+                    kwargs["dataset_counts"] = dataset_counts
                 if workload.multi_turn is not None:
                     kwargs["multi_turn"] = workload.multi_turn
                 if procs > 1:  # closed loop only; each process appends to requests.jsonl itself

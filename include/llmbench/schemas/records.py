@@ -63,7 +63,8 @@ class RequestRecord:
     # content: no per-chunk usage, one token per non-empty content chunk assumed
     chunk_tokens_source: str = field(default="content", metadata={"arrow": "string"})
     # Issue 28 item 6: the prompt's tokens as the client counted them with the served model's
-    # tokenizer (input_tokens is the server's count); None: not counted (words ~ tokens sizing).
+    # tokenizer (input_tokens is the server's count); None: not counted (words ~ tokens sizing, a
+    # dataset prompt no tokenizer counted before its level).
     input_tokens_client: int | None = field(default=None, metadata={"arrow": "int32"})
     # Open loop: the part of send_lag_ms the arrival waited with every stream busy (the in-flight
     # cap held it, the server's pace, not the client's); send_lag_ms - stream_wait_ms is the

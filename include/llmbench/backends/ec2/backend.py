@@ -475,6 +475,7 @@ class Ec2Backend:
             wire="sse",
             keep_alive=True,  # vLLM keeps connections; a fresh one per request costs the closed loop's waves
             metrics_url=servermetrics.server_root(url) + "/metrics",  # vLLM's Prometheus page
+            tokenize_api="vllm",  # the vLLM and Neuron containers both serve vLLM's API
         )
 
     def engine_version(self, handle: Handle) -> EngineVersion:

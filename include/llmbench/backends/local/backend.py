@@ -278,10 +278,12 @@ class LocalBackend:
                 model=vllm.SERVED_MODEL_NAME,
                 keep_alive=True,  # vLLM keeps connections (llama-server closes reused ones)
                 metrics_url=handle["base_url"] + "/metrics",  # vLLM's Prometheus page
+                tokenize_api="vllm",
             )
         return Endpoint(
             url=handle["base_url"] + "/v1/chat/completions",
             model="default",
+            tokenize_api="llama-server",
             metrics_note="llama-server has no speculative-decoding, scheduler or cache counters (no vLLM metrics page)",
         )
 
