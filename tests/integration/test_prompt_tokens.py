@@ -126,3 +126,31 @@ def test_a_sessions_turns_carry_the_clients_count_of_their_whole_history(long_co
     assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()
     (level,) = result.levels
     assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "dataset"
+
+
+def test_code_edit_prompts_carry_the_clients_count_beside_the_servers(long_context_server, tmp_path):
+    """A code-edit prompt is what it is (seeded code, not sized by the tokenizer), but a
+    count-bounded level counts each before its clock starts, shared system prompt included."""
+    workload = Workload.model_validate(
+        {
+            "prompt_style": "code-edit",
+            "input_tokens": {"dist": "uniform", "min": 200, "max": 600},
+            "shared_prefix_tokens": 64,
+            "output_tokens": 4,
+            "concurrency": [2],
+            "requests_per_level": 6,
+            "warmup_requests": 0,
+            "request_timeout_s": 120,
+        }
+    )
+    url = long_context_server.handle["base_url"] + "/v1/chat/completions"
+    result = run_sweep(Endpoint(url), workload, tmp_path)
+    long_context_server.check("during this test")
+    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
+    assert rq["ok"].all() and len(rq) == 6, rq["error_detail"].tolist()
+    print(f"code-edit: server {rq['input_tokens'].tolist()}, client {rq['input_tokens_client'].tolist()}")
+    assert rq["input_tokens_client"].notna().all()
+    assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()
+    assert rq["input_tokens"].nunique() > 1  # each request's own code, not one prompt counted six times
+    (level,) = result.levels
+    assert level["input_tokens_client_minus_server_mean"] == 0.0

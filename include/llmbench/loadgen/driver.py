@@ -305,7 +305,7 @@ async def run_level(
     a closed-loop level is split over several, run_level_split); worker_offset: the number of this
     process's first stream. sizing: the served model's token counts (tokenizer.sizing_for) that
     size generated and trace prompts, each record then carrying its prompt's count; None: words ~
-    tokens. dataset_counts: the served model's count of a dataset request's prompt by request
+    tokens. dataset_counts: the served model's count of a dataset (or code-edit) request's prompt by request
     number (a session's turn: session_turn_key), counted before the level (sweep:
     tokenizer.count_prompts), carried by its record; a request without one carries none.
     """
@@ -326,8 +326,6 @@ async def run_level(
             prompt = trace_prompt(seed, trace.trace, i, trace.block_tokens, sizing)
         elif dataset is not None:  # the user's own prompts (workload.dataset)
             prompt = dataset_prompt(*dataset, seed, idx, sample_length(output_tokens, seed, idx, "output"))
-            if dataset_counts and idx in dataset_counts:
-                prompt = dataclasses.replace(prompt, input_tokens_client=dataset_counts[idx])
         else:
             prompt = make_prompt(
                 seed,
@@ -339,6 +337,8 @@ async def run_level(
                 draw_prefix(seed, idx, *prefixes),
                 sizing,
             )
+        if trace is None and dataset_counts and idx in dataset_counts:  # counted before the level (sweep)
+            prompt = dataclasses.replace(prompt, input_tokens_client=dataset_counts[idx])
         if prompt.input_tokens_client is not None:
             client_counts[i] = prompt.input_tokens_client
         return encode(prompt)

@@ -35,12 +35,12 @@ from llmbench.loadgen.driver import (
     session_turn_key,
     thread_runqueue_s,
 )
-from llmbench.loadgen.prompts import Prompt, dataset_prompt, session_turn_prompt
+from llmbench.loadgen.prompts import Prompt, dataset_prompt, draw_prefix, make_prompt, session_turn_prompt
 from llmbench.schemas.dataset import scan as dataset_scan
 from llmbench.schemas.dataset import scan_trace
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
 from llmbench.schemas.slo import Slo
-from llmbench.schemas.workload import Workload, length_mean
+from llmbench.schemas.workload import Workload, length_mean, sample_length
 
 ProgressFn = Callable[[str], None]
 
@@ -91,7 +91,10 @@ def _dataset_counts(
     multi_turn, the turns of its first n sessions, as at most n send one), counted before the level's
     clock starts, each row's prompt once, within one probe's bounds (tokenizer.count_prompts): the
     requests past what was counted in time carry no client count. Empty where the endpoint cannot
-    tokenize."""
+    tokenize. A code-edit level's prompts (no dataset: each request's own seeded code, which the
+    tokenizer does not size) are counted the same way, each request's once."""
+    if level_args["dataset"] is None:
+        return _code_edit_counts(endpoint, workload, level_args, firsts, n)
     spec, index = level_args["dataset"]
     replacement = spec.sample == "with_replacement"
     multi_turn = workload.multi_turn
@@ -127,6 +130,22 @@ def _dataset_counts(
     return {
         session_turn_key(number, turn): count for number in numbers for turn, count in turns_of.get(row_of(number), [])
     }
+
+
+def _code_edit_counts(
+    endpoint: Endpoint, workload: Workload, level_args: dict[str, Any], firsts: list[int], n: int
+) -> dict[int, int]:
+    """_dataset_counts for a count-bounded code-edit level: {request number: the served model's
+    count of its prompt}, built as the driver builds it (prompts.make_prompt, style code-edit)."""
+    seed, numbers = workload.seed, [first + i for first in firsts for i in range(n)]
+
+    def prompts() -> Iterator[tuple[int, Prompt]]:
+        for number in numbers:
+            length = sample_length(workload.input_tokens, seed, number, "input")
+            prefix = draw_prefix(seed, number, *level_args["prefixes"])
+            yield number, make_prompt(seed, number, length, 1, workload.shared_prefix_tokens, "code-edit", prefix)
+
+    return tokenizer.count_prompts(endpoint, prompts(), *_probe_bounds(workload))
 
 
 def _probe_bounds(workload: Workload) -> tuple[float, int]:
@@ -302,8 +321,9 @@ def run_sweep(
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
             firsts = [(li * repeats + rep) * stride for rep in range(repeats)]
-            # a count-bounded dataset level's prompts, counted before its clock starts
-            counted = workload.dataset is not None and n is not None
+            # a count-bounded dataset or code-edit level's prompts, counted before its clock starts
+            own_text = workload.dataset is not None or (workload.prompt_style == "code-edit" and trace is None)
+            counted = own_text and n is not None
             dataset_counts = _dataset_counts(endpoint, workload, common, firsts, n) if counted and n else None
             before, why_not = servermetrics.spec_decode_counters(
                 endpoint.metrics_url, endpoint.headers, endpoint.metrics_note
