@@ -3,9 +3,11 @@ recorded with the sweep's (requests.jsonl, requests.parquet, levels.parquet with
 number), held out of validation, and its verdicts are the levels' own."""
 
 import pandas as pd
+import pytest
 
 from llmbench.analysis import metrics
 from llmbench.backends.local.backend import LocalBackend
+from llmbench.errors import InputError
 from llmbench.loadgen.capacity import PROBE_INDEX_BASE, append_probe_levels, run_capacity_search
 from llmbench.loadgen.sweep import read_jsonl_records, run_sweep
 from llmbench.results.validation import validate_results
@@ -22,7 +24,8 @@ IMPOSSIBLE = Slo(objectives=[Objective(metric="ttft", percentile=50, max_ms=0.00
 def test_probes_are_levels_and_the_verdicts_are_theirs(local_server, tmp_path):
     endpoint = LocalBackend().endpoint(local_server)
     run_sweep(endpoint, WORKLOAD, tmp_path, slo=GENEROUS)
-    cfg = CapacitySearch(start_rps=0.5, max_probes=2, probe_duration_s=3)
+    # 6 s: the common arrival pattern's first three fall within it at 0.5 req/s (3.1, 4.0, 5.9 s)
+    cfg = CapacitySearch(start_rps=0.5, max_probes=2, probe_duration_s=6)
     result, rows = run_capacity_search(endpoint, WORKLOAD, tmp_path, GENEROUS, cfg, 0.5)
     # both probes meet a 60 s median: every probe passed, so no capacity is claimed
     assert [p.rate_rps for p in result.probes] == [0.5, 1.0]
@@ -46,7 +49,7 @@ def test_probes_are_levels_and_the_verdicts_are_theirs(local_server, tmp_path):
 
 def test_an_slo_no_probe_meets_is_below_the_lowest(local_server, tmp_path):
     endpoint = LocalBackend().endpoint(local_server)
-    cfg = CapacitySearch(start_rps=1, max_probes=2, probe_duration_s=2)
+    cfg = CapacitySearch(start_rps=1, max_probes=2, probe_duration_s=7)  # 0.5 req/s: arrivals at 3.1, 4.0, 5.9 s
     result, rows = run_capacity_search(endpoint, WORKLOAD, tmp_path, IMPOSSIBLE, cfg, 0.5)
     assert result.capacity_rps is None and not any(r["slo_latency_met"] for r in rows)
     if rows[0]["client_saturated"]:  # a loaded machine's client fell behind: the search stops there
@@ -54,3 +57,11 @@ def test_an_slo_no_probe_meets_is_below_the_lowest(local_server, tmp_path):
         return
     assert [p.rate_rps for p in result.probes] == [1, 0.5]  # shrinks after a fail
     assert result.status == "below_lowest_probe" and result.bracket_fail_rps == 0.5
+
+
+def test_a_probe_that_sent_nothing_is_refused_not_judged(local_server, tmp_path):
+    endpoint = LocalBackend().endpoint(local_server)
+    # the common pattern's first arrival at 0.5 req/s is 3.1 s in: a 1 s probe sends nothing
+    cfg = CapacitySearch(start_rps=0.5, max_probes=2, probe_duration_s=1)
+    with pytest.raises(InputError, match="sent no request in 1 s: lengthen capacity.probe_duration_s"):
+        run_capacity_search(endpoint, WORKLOAD, tmp_path, GENEROUS, cfg, 0.5)

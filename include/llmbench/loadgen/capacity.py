@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from llmbench.errors import InputError
 from llmbench.schemas.capacity import CapacitySearch
 
 __all__ = ["CapacityResult", "Probe", "run_capacity_search", "search", "sweep_rates"]
@@ -205,6 +206,11 @@ def run_capacity_search(
     sizing = _prompt_sizing(workload, level_args)
 
     def from_row(row: dict[str, Any], rate: float, seconds: float) -> Probe:
+        if not row["requests_attempted"]:  # no evidence either way: neither a pass nor a fail
+            raise InputError(
+                f"capacity probe at {rate:.4g} req/s sent no request in {cfg.probe_duration_s:g} s: lengthen "
+                f"capacity.probe_duration_s (a probe expects rate x duration requests)"
+            )
         return Probe(
             rate_rps=rate,
             # An arrival held back by the in-flight cap was not offered at the probe's rate, and its
