@@ -146,15 +146,22 @@ print(json.dumps({"wall_s": time.monotonic() - t0, "sized": sizing is not None, 
 @pytest.mark.parametrize(("mb_per_s", "budget_s", "max_bytes"), [(0, 30, 4 << 20), (20, 1.5, 1 << 30)],
                          ids=["flood-at-the-byte-budget", "trickle-at-the-deadline"])
 def test_the_tokenizer_probe_gives_up_on_a_flood_within_its_bounds(mb_per_s, budget_s, max_bytes):
+    stats = _against_a_flood(PROBE, mb_per_s, budget_s, max_bytes)
+    assert not stats["sized"]  # words ~ tokens stands
+
+
+def _against_a_flood(script: str, mb_per_s: float, budget_s: float, max_bytes: int) -> dict:
+    """Run `script` in a fresh process against a flood server (0: as fast as it can, else that many
+    MB/s) and hold it to its bounds: the flood, one reply past max_bytes ends it at once; the
+    trickle, the one deadline, not one per request; memory under 300 MB. Returns what it printed."""
     with ServerProcess("llmbench.testing.flood", "--mb-per-s", str(mb_per_s)) as flood:
-        p = subprocess.run([sys.executable, "-c", PROBE, flood.url, str(budget_s), str(max_bytes)],
+        p = subprocess.run([sys.executable, "-c", script, flood.url, str(budget_s), str(max_bytes)],
                            capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr[-3000:]
     stats = json.loads(p.stdout.strip().splitlines()[-1])
-    assert not stats["sized"]  # words ~ tokens stands
-    # the flood: one reply past 4 MiB ends it at once; the trickle: the one deadline, not one per request
     assert stats["wall_s"] < (5 if mb_per_s == 0 else budget_s + 0.5), stats
     assert stats["rss_mb"] < 300, stats
+    return stats
 
 
 # A dataset level's prompts are counted the same way before the level (tokenizer.count_prompts):
@@ -175,11 +182,5 @@ print(json.dumps({"wall_s": time.monotonic() - t0, "counted": len(counts), "rss_
 @pytest.mark.parametrize(("mb_per_s", "budget_s", "max_bytes"), [(0, 30, 4 << 20), (20, 1.5, 1 << 30)],
                          ids=["flood-at-the-byte-budget", "trickle-at-the-deadline"])
 def test_counting_a_datasets_prompts_gives_up_on_a_flood_within_its_bounds(mb_per_s, budget_s, max_bytes):
-    with ServerProcess("llmbench.testing.flood", "--mb-per-s", str(mb_per_s)) as flood:
-        p = subprocess.run([sys.executable, "-c", COUNT, flood.url, str(budget_s), str(max_bytes)],
-                           capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr[-3000:]
-    stats = json.loads(p.stdout.strip().splitlines()[-1])
+    stats = _against_a_flood(COUNT, mb_per_s, budget_s, max_bytes)
     assert stats["counted"] == 0  # no client count: the records keep NULL
-    assert stats["wall_s"] < (5 if mb_per_s == 0 else budget_s + 0.5), stats
-    assert stats["rss_mb"] < 300, stats

@@ -78,79 +78,45 @@ def test_a_server_without_tokenize_keeps_the_words_estimate(tmp_path):
     assert result.levels[0]["prompt_sizing"] == "words"
 
 
-@pytest.mark.parametrize("sample", ["with_replacement", "without_replacement"])
-def test_a_datasets_rows_carry_the_clients_count_beside_the_servers(long_context_server, tmp_path, sample):
-    workload = Workload.model_validate(
-        {
-            "dataset": {"path": str(CONVERSATIONS), "format": "openai", "sample": sample, "max_input_chars": 3000},
-            "output_tokens": 4,
-            "concurrency": [2],
-            "requests_per_level": 12,
-            "repeats": 2,
-            "warmup_requests": 0,
-            "request_timeout_s": 120,
-        }
-    )
-    url = long_context_server.handle["base_url"] + "/v1/chat/completions"
-    result = run_sweep(Endpoint(url), workload, tmp_path)
-    long_context_server.check("during this test")
+def _counted_sweep(server, tmp_path, workload: dict, requests: int, label: str) -> tuple[pd.DataFrame, dict]:
+    """A count-bounded sweep of `workload` (at concurrency 2, 4-token answers, no warm-up) on the
+    long-context server: its requests, in order, all ok and each carrying the client's count
+    equal to the server's; and its one level, whose mean difference is then 0."""
+    common = {"output_tokens": 4, "concurrency": [2], "warmup_requests": 0, "request_timeout_s": 120}
+    url = server.handle["base_url"] + "/v1/chat/completions"
+    result = run_sweep(Endpoint(url), Workload.model_validate({**common, **workload}), tmp_path)
+    server.check("during this test")
     rq = pd.read_parquet(result.requests_path).sort_values("request_index")
-    assert rq["ok"].all() and len(rq) == 24, rq["error_detail"].tolist()
-    print(f"dataset ({sample}): server {rq['input_tokens'].tolist()}, client {rq['input_tokens_client'].tolist()}")
+    assert rq["ok"].all() and len(rq) == requests, rq["error_detail"].tolist()
+    print(f"{label}: turns {rq['turn_index'].tolist()}, server {rq['input_tokens'].tolist()}, "
+          f"client {rq['input_tokens_client'].tolist()}")  # fmt: skip
     assert rq["input_tokens_client"].notna().all()
     assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()  # the client counted what the server did
     (level,) = result.levels
-    assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "dataset"
+    assert level["input_tokens_client_minus_server_mean"] == 0.0
+    return rq, level
+
+
+@pytest.mark.parametrize("sample", ["with_replacement", "without_replacement"])
+def test_a_datasets_rows_carry_the_clients_count_beside_the_servers(long_context_server, tmp_path, sample):
+    dataset = {"path": str(CONVERSATIONS), "format": "openai", "sample": sample, "max_input_chars": 3000}
+    _, level = _counted_sweep(long_context_server, tmp_path, {"dataset": dataset, "requests_per_level": 12,
+                                                              "repeats": 2}, 24, f"dataset ({sample})")  # fmt: skip
+    assert level["prompt_sizing"] == "dataset"
 
 
 def test_a_sessions_turns_carry_the_clients_count_of_their_whole_history(long_context_server, tmp_path):
-    workload = Workload.model_validate(
-        {
-            "dataset": {"path": str(CONVERSATIONS), "format": "openai", "max_input_chars": 1500},
-            "multi_turn": {"max_turns": 3},
-            "output_tokens": 4,
-            "concurrency": [2],
-            "requests_per_level": 12,
-            "warmup_requests": 0,
-            "request_timeout_s": 120,
-        }
-    )
-    url = long_context_server.handle["base_url"] + "/v1/chat/completions"
-    result = run_sweep(Endpoint(url), workload, tmp_path)
-    long_context_server.check("during this test")
-    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
-    assert rq["ok"].all() and len(rq) == 12, rq["error_detail"].tolist()
+    dataset = {"path": str(CONVERSATIONS), "format": "openai", "max_input_chars": 1500}
+    workload = {"dataset": dataset, "multi_turn": {"max_turns": 3}, "requests_per_level": 12}
+    rq, level = _counted_sweep(long_context_server, tmp_path, workload, 12, "sessions")
     assert (rq["turn_index"] > 0).any()  # later turns, carrying their history, were counted too
-    print(f"sessions: turns {rq['turn_index'].tolist()}, server {rq['input_tokens'].tolist()}, "
-          f"client {rq['input_tokens_client'].tolist()}")  # fmt: skip
-    assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()
-    (level,) = result.levels
-    assert level["input_tokens_client_minus_server_mean"] == 0.0 and level["prompt_sizing"] == "dataset"
+    assert level["prompt_sizing"] == "dataset"
 
 
 def test_code_edit_prompts_carry_the_clients_count_beside_the_servers(long_context_server, tmp_path):
     """A code-edit prompt is what it is (seeded code, not sized by the tokenizer), but a
     count-bounded level counts each before its clock starts, shared system prompt included."""
-    workload = Workload.model_validate(
-        {
-            "prompt_style": "code-edit",
-            "input_tokens": {"dist": "uniform", "min": 200, "max": 600},
-            "shared_prefix_tokens": 64,
-            "output_tokens": 4,
-            "concurrency": [2],
-            "requests_per_level": 6,
-            "warmup_requests": 0,
-            "request_timeout_s": 120,
-        }
-    )
-    url = long_context_server.handle["base_url"] + "/v1/chat/completions"
-    result = run_sweep(Endpoint(url), workload, tmp_path)
-    long_context_server.check("during this test")
-    rq = pd.read_parquet(result.requests_path).sort_values("request_index")
-    assert rq["ok"].all() and len(rq) == 6, rq["error_detail"].tolist()
-    print(f"code-edit: server {rq['input_tokens'].tolist()}, client {rq['input_tokens_client'].tolist()}")
-    assert rq["input_tokens_client"].notna().all()
-    assert rq["input_tokens_client"].tolist() == rq["input_tokens"].tolist()
+    workload = {"prompt_style": "code-edit", "input_tokens": {"dist": "uniform", "min": 200, "max": 600},
+                "shared_prefix_tokens": 64, "requests_per_level": 6}  # fmt: skip
+    rq, _ = _counted_sweep(long_context_server, tmp_path, workload, 6, "code-edit")
     assert rq["input_tokens"].nunique() > 1  # each request's own code, not one prompt counted six times
-    (level,) = result.levels
-    assert level["input_tokens_client_minus_server_mean"] == 0.0
