@@ -13,10 +13,12 @@ Both are measured the same way (loadgen.capacity.run_capacity_search, the dense 
 rates given): the same verdict per level (the SLO met, no arrival held back by the in-flight cap)
 and, by default, common random numbers (every level replays one seeded Poisson pattern scaled to
 its rate, so neighbouring levels differ by their rate, not by their draws);
---independent-arrivals draws each level's own.
+--independent-arrivals draws each level's own. The search's probes while it grows (before its
+first failure, far below the capacity) last --growth-probe-s (default 10 s); its bisection's, and
+every level of the dense sweep, --probe-s.
 
   .venv/bin/python benchmarks/capacity_search.py [--probe-s 20] [--levels 12] [--max-rps R] [--start-rps R]
-      [--independent-arrivals]
+      [--growth-probe-s 10] [--independent-arrivals]
 """
 
 from __future__ import annotations
@@ -81,6 +83,12 @@ def main() -> None:
     ap.add_argument("--start-rps", type=float, help="the search's first rate (default: max-rps / 4)")
     ap.add_argument("--timeout-s", type=float, default=30.0, help="per request: bounds an overloaded level's drain")
     ap.add_argument(
+        "--growth-probe-s",
+        type=float,
+        default=10.0,
+        help="the search's probes before its first failure (0: as long as the others)",
+    )
+    ap.add_argument(
         "--independent-arrivals",
         action="store_true",
         help="each level and probe draws its own Poisson arrivals (default: common random numbers)",
@@ -108,6 +116,7 @@ def main() -> None:
         cfg = CapacitySearch(
             start_rps=start_rps, rel_tolerance=TOLERANCE, max_probes=a.levels // 2, probe_duration_s=a.probe_s,
             max_rps=max_rps, common_arrivals=not a.independent_arrivals,
+            growth_probe_duration_s=a.growth_probe_s or None,
         )  # fmt: skip
         # The dense sweep is measured exactly as the search's probes are (the same arrivals, the
         # same verdict), every rate in order: only the choice of rates differs.
@@ -136,6 +145,7 @@ def main() -> None:
         "slo": SLO.label,
         "max_error_rate": MAX_ERROR_RATE,
         "probe_s": a.probe_s,
+        "growth_probe_s": a.growth_probe_s,
         "calibrated_rps_4_streams": served_rps,
         "common_arrivals": cfg.common_arrivals,
         "dense": {
@@ -168,9 +178,9 @@ def main() -> None:
         "# Capacity search against a dense sweep",
         "",
         f"Measured {row['measured_at']} on {row['machine']} by `.venv/bin/python benchmarks/capacity_search.py "
-        f"--probe-s {a.probe_s:g} --levels {a.levels}` (calibrated: {served_rps:.3f} req/s at 4 streams; dense "
-        f"sweep to {max_rps:g} req/s; search from {start_rps:g} req/s, tolerance {TOLERANCE:.0%}, at most "
-        f"{a.levels // 2} probes).",
+        f"--probe-s {a.probe_s:g} --levels {a.levels} --growth-probe-s {a.growth_probe_s:g}` (calibrated: "
+        f"{served_rps:.3f} req/s at 4 streams; dense sweep to {max_rps:g} req/s; search from {start_rps:g} req/s, "
+        f"tolerance {TOLERANCE:.0%}, at most {a.levels // 2} probes, {a.growth_probe_s:g} s each while growing).",
         f"Target: {row['target']}. SLO: {row['slo']}, error rate <= {MAX_ERROR_RATE:g}.",
         "",
         "| | levels / probes | measuring s | capacity req/s |",

@@ -65,3 +65,21 @@ def test_a_probe_that_sent_nothing_is_refused_not_judged(local_server, tmp_path)
     cfg = CapacitySearch(start_rps=0.5, max_probes=2, probe_duration_s=1)
     with pytest.raises(InputError, match="sent no request in 1 s: lengthen capacity.probe_duration_s"):
         run_capacity_search(endpoint, WORKLOAD, tmp_path, GENEROUS, cfg, 0.5)
+
+
+def test_growing_probes_may_be_shorter_than_the_bisections(tmp_path):
+    """growth_probe_duration_s: before the first failure a probe lasts that long; after it (here
+    the shrink from a failing first probe) cfg.probe_duration_s. Judged by when the requests were
+    due (scheduled_ms): a probe sends nothing due after its duration."""
+    from llmbench.backends.base import Endpoint
+    from llmbench.testing._serve import ServerProcess
+
+    cfg = CapacitySearch(start_rps=4, max_probes=2, probe_duration_s=3, growth_probe_duration_s=1)
+    with ServerProcess("llmbench.testing.calibration", "--ttft-ms", "20", "--itl-ms", "2") as server:
+        endpoint = Endpoint(server.url + "/v1/chat/completions", keep_alive=True)
+        result, _ = run_capacity_search(endpoint, WORKLOAD, tmp_path, IMPOSSIBLE, cfg, 0.5)
+    assert [p.rate_rps for p in result.probes] == [4, 2] and not any(p.passed for p in result.probes)
+    records, _ = read_jsonl_records(tmp_path / "requests.jsonl")
+    due_ms = {k: [r.scheduled_ms for r in records if r.arrival_rate_rps == k] for k in (4, 2)}
+    assert due_ms[4] and max(due_ms[4]) < 1000  # growing: 1 s
+    assert max(due_ms[2]) > 1000 and max(due_ms[2]) < 3000  # after the first failure: 3 s

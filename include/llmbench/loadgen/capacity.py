@@ -191,7 +191,10 @@ def run_capacity_search(
     its rate: common random numbers, so two probes differ by their rate and not by the luck of
     their Poisson draws, and a verdict near the capacity is not a coin toss. `rates`: measure
     exactly these, in order, with no search (a dense sweep measured the same way, to check the
-    search against); the result then brackets the capacity as the first failing rate reads it."""
+    search against); the result then brackets the capacity as the first failing rate reads it.
+    cfg.growth_probe_duration_s: the search's probes before its first failure last that long (far
+    below the capacity a short probe's verdict is clear); the bisection's, and a sweep's, last
+    cfg.probe_duration_s."""
     from llmbench.analysis import metrics
     from llmbench.loadgen.driver import PoissonArrivals, append_line, run_level, run_loop, thread_runqueue_s
     from llmbench.loadgen.sweep import _level_args, _models, _prompt_sizing, level_row
@@ -205,10 +208,12 @@ def run_capacity_search(
     level_args = _level_args(workload, endpoint)  # prompt sizing measured once, before any probe
     sizing = _prompt_sizing(workload, level_args)
 
-    def from_row(row: dict[str, Any], rate: float, seconds: float) -> Probe:
+    failed_once = False  # growing until a probe fails: until then a probe may be shorter (growth_probe_duration_s)
+
+    def from_row(row: dict[str, Any], rate: float, seconds: float, duration_s: float) -> Probe:
         if not row["requests_attempted"]:  # no evidence either way: neither a pass nor a fail
             raise InputError(
-                f"capacity probe at {rate:.4g} req/s sent no request in {cfg.probe_duration_s:g} s: lengthen "
+                f"capacity probe at {rate:.4g} req/s sent no request in {duration_s:g} s: lengthen "
                 f"capacity.probe_duration_s (a probe expects rate x duration requests)"
             )
         return Probe(
@@ -224,15 +229,23 @@ def run_capacity_search(
         )
 
     def probe(rate: float) -> Probe:
+        p = measure(rate)
+        nonlocal failed_once
+        failed_once = failed_once or not p.passed
+        return p
+
+    def measure(rate: float) -> Probe:
         swept = next(
             (r for r in measured or [] if r.get("arrival_rate_rps") == rate and r.get("concurrency") == cap), None
         )
         if swept is not None:
             say(f"capacity: {rate:.4g} req/s was measured by the sweep: judged on that level")
-            return from_row(swept, rate, 0.0)
+            return from_row(swept, rate, 0.0, workload.level_duration_s or 0.0)
         k = len(rows) + 1
+        growing = rates is None and not failed_once and cfg.growth_probe_duration_s is not None
+        duration_s = cfg.growth_probe_duration_s if growing and cfg.growth_probe_duration_s else cfg.probe_duration_s
         say(f"capacity probe {k}: Poisson arrivals at {rate:.4g} req/s, at most {cap} in flight, "
-            f"{cfg.probe_duration_s:g} s x {cfg.repeats}")  # fmt: skip
+            f"{duration_s:g} s x {cfg.repeats}" + (" (growing)" if growing else ""))  # fmt: skip
         t0 = time.monotonic()
         recs, cpu_s = [], 0.0
         runqueue0 = thread_runqueue_s()
@@ -250,7 +263,7 @@ def run_capacity_search(
                     n_requests=None,
                     first_index=first,
                     on_record=lambda rec: append_line(jsonl.fileno(), rec.to_row()),
-                    duration_s=cfg.probe_duration_s,
+                    duration_s=duration_s,
                     repeat=rep,
                     **level_args,
                 )
@@ -262,7 +275,7 @@ def run_capacity_search(
         runqueue_s = None if runqueue0 is None or runqueue1 is None else runqueue1 - runqueue0
         row = level_row(recs, cap, rate, slo, cpu_s, 1, extras, "poisson", runqueue_s)
         rows.append(row)
-        p = from_row(row, rate, time.monotonic() - t0)
+        p = from_row(row, rate, time.monotonic() - t0, duration_s)
         verdict = "meets" if p.passed else "misses"
         saturated = ", client saturated" if p.client_saturated else ""
         served = row["requests_per_s"] or 0

@@ -26,6 +26,10 @@ class CapacitySearch(BaseModel):
     max_minutes: float | None = Field(None, gt=0)
     max_rps: float | None = Field(None, gt=0)  # the target's limit (a quota, a rate limit)
     probe_duration_s: float = Field(20.0, gt=0, le=3600)
+    # Probes before the first failure (growing from start_rps) may be shorter: far below the
+    # capacity a short probe's verdict is clear, and most of the search's time is spent near it.
+    # None: as long as the others.
+    growth_probe_duration_s: float | None = Field(None, gt=0, le=3600)
     repeats: int = Field(1, ge=1, le=10)
     # Common random numbers: every probe replays one seeded arrival pattern scaled to its rate, so
     # probes differ by rate, not by the luck of their draws (loadgen.capacity.run_capacity_search).
@@ -33,7 +37,8 @@ class CapacitySearch(BaseModel):
 
     @model_validator(mode="after")
     def _finite(self) -> CapacitySearch:
-        for name in ("start_rps", "growth", "rel_tolerance", "probe_duration_s", "max_minutes", "max_rps"):
+        names = ("start_rps", "growth", "rel_tolerance", "probe_duration_s", "growth_probe_duration_s", "max_minutes")
+        for name in (*names, "max_rps"):
             v = getattr(self, name)
             if v is not None and not math.isfinite(v):
                 raise ValueError(f"{name} {v!r} must be finite")
