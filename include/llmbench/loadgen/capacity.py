@@ -197,7 +197,7 @@ def run_capacity_search(
     cfg.probe_duration_s."""
     from llmbench.analysis import metrics
     from llmbench.loadgen.driver import PoissonArrivals, append_line, run_level, run_loop, thread_runqueue_s
-    from llmbench.loadgen.sweep import _level_args, _models, _prompt_sizing, level_row
+    from llmbench.loadgen.sweep import _level_args, _models, _prompt_sizing, _since, level_row
 
     workload, slo = _models(workload, slo)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -271,9 +271,7 @@ def run_capacity_search(
             recs.extend(r_recs)
             cpu_s += r_cpu
         extras = {"level_warmup_requests": 0, "capacity_probe": k, "prompt_sizing": sizing}
-        runqueue1 = thread_runqueue_s()
-        runqueue_s = None if runqueue0 is None or runqueue1 is None else runqueue1 - runqueue0
-        row = level_row(recs, cap, rate, slo, cpu_s, 1, extras, "poisson", runqueue_s)
+        row = level_row(recs, cap, rate, slo, cpu_s, 1, extras, "poisson", _since(runqueue0, thread_runqueue_s()))
         rows.append(row)
         p = from_row(row, rate, time.monotonic() - t0, duration_s)
         verdict = "meets" if p.passed else "misses"

@@ -422,7 +422,7 @@ async def run_level(
                 builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads, worker=worker,
                 scheduled_ms=scheduled_ms, prefix_id=prefix_of(first_index + i),
                 input_tokens_client=client_counts.pop(i, None),
-                stream_wait_ns=0 if arrivals is None else max(0, min(free_ns, send_ns) - due_ns),
+                stream_wait_ns=0 if arrivals is None else max(0, free_ns - due_ns),  # at most send_lag (wire)
             )  # fmt: skip
             idle.append(client)
 
