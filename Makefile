@@ -20,7 +20,7 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: help preflight-run preflight-test preflight-fast venv server vllm browser airflow-db run test test-fast unit-fast lint bench lock clean compose-test
+.PHONY: wheel airflow-range mwaa help preflight-run preflight-test preflight-fast venv server vllm browser airflow-db run test test-fast unit-fast lint bench lock clean compose-test
 help:
 	@echo "make run [DATE=YYYY-MM-DD] [CONFIG=local]   run the benchmark DAG once (airflow dags test)"
 	@echo "    [WAREHOUSE_CONN=postgres://...] [PARAMS='{\"concurrency\": [1, 2]}']  publish to PostgreSQL; more DAG Params"
@@ -31,16 +31,20 @@ help:
 	@echo "make vllm                                   build vLLM for CPU in its own venv and convert the model (once, cached; after make server)"
 	@echo "make browser                                install Debian's chromium for the report test (once)"
 	@echo "make bench                                  benchmarks (results in benchmarks/results/)"
-	@echo "make lock                                   recompile requirements.txt from requirements.in"
+	@echo "make wheel                                  build the library's wheel into dist/ (python -m build)"
+	@echo "make mwaa                                   the Amazon MWAA bundle in dist/mwaa/ (dags, plugins.zip, requirements.txt, startup.sh)"
+	@echo "make airflow-range                          the wheel with Airflow 3.2.1 (MWAA) and the lock's: DAGs load, tests/dags pass"
+	@echo "make lock                                   recompile requirements.txt (runtime) and requirements-dev.txt (tests, lint)"
 	@echo "make compose-test                           the docker-compose stack, up for real and driven end to end (installs Docker when absent)"
 
 # Bytecode compiled at install: uv does not by default, and with PYTHONDONTWRITEBYTECODE set every
 # test process would compile Airflow, pandas and Great Expectations from source again.
-$(BIN)/.installed: requirements.txt pyproject.toml
+# The runtime lock and, beside it, the test and lint tools' lock (requirements-dev.txt).
+$(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || { echo "llmbench: creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
-	@echo "llmbench: installing the lock (requirements.txt) into $(VENV)"
-	@$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.txt
+	@echo "llmbench: installing the locks (requirements.txt, requirements-dev.txt) into $(VENV)"
+	@$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.txt -r requirements-dev.txt
 	@$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	@touch $@
 
@@ -81,8 +85,23 @@ browser:
 	@command -v chromium >/dev/null || { echo "llmbench: installing Debian's chromium (report test)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
-test: preflight-test server browser
+test: preflight-test server browser airflow-range
 	@scripts/test.sh
+
+# The library as a wheel carrying its data (catalog, migrations, shipped configs and datasets).
+wheel: venv
+	@rm -f dist/llmbench-*.whl; mkdir -p $(LLMBENCH_HOME)
+	@$(BIN)/python -m build --wheel --outdir dist . >$(LLMBENCH_HOME)/wheel.log 2>&1 || { tail -20 $(LLMBENCH_HOME)/wheel.log; exit 1; }
+	@rm -rf build/lib build/bdist.*
+	@echo "llmbench: built $$(ls dist/llmbench-*.whl)"
+
+# What an Amazon MWAA environment takes (scripts/mwaa_bundle.sh; docs/deploy.md).
+mwaa: wheel
+	@scripts/mwaa_bundle.sh
+
+# The Airflow versions the wheel is tested with, 3.2.1 from the MWAA bundle (scripts/airflow_range.sh).
+airflow-range: mwaa
+	@scripts/airflow_range.sh
 
 # Lint beside the tests, and the tests in one pytest worker per core (pytest-xdist): they are
 # CPU-bound and independent, and mypy from an empty cache (a fresh clone) takes half a minute.
@@ -112,11 +131,12 @@ bench: venv
 
 # The compose stack (docker-compose.yaml) end to end: installs the engine and plugins when absent,
 # builds Debian stand-ins for images it cannot pull, up --wait, tests/compose, down -v.
-compose-test: venv
+compose-test: venv server
 	@scripts/compose_test.sh
 
 lock:
-	$(BIN)/uv pip compile --python-version 3.11 requirements.in -o requirements.txt
+	$(BIN)/uv pip compile --python-version 3.11 --custom-compile-command "make lock" requirements.in -o requirements.txt
+	$(BIN)/uv pip compile --python-version 3.11 --custom-compile-command "make lock" requirements-dev.in -o requirements-dev.txt
 
 clean:
 	rm -rf $(LLMBENCH_HOME)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from airflow.sdk import get_current_context, task
 
 from llmbench.paths import config_regions
-from llmbench_airflow import regional_aws_dag
+from llmbench_airflow import TRANSIENT_RETRIES, regional_aws_dag
 
 
-@task(map_index_template="{{ region }}")
+@task(map_index_template="{{ region }}", **TRANSIENT_RETRIES)
 def sweep_expired(region: str) -> list[dict]:
     from llmbench.backends import get_backend
     from llmbench.schemas import registry

@@ -11,10 +11,10 @@ from datetime import timedelta
 
 from airflow.sdk import get_current_context, task
 
-from llmbench_airflow import regional_aws_dag
+from llmbench_airflow import TRANSIENT_RETRIES, regional_aws_dag
 
 
-@task(map_index_template="{{ region }}", execution_timeout=timedelta(minutes=20), retries=2)
+@task(map_index_template="{{ region }}", execution_timeout=timedelta(minutes=20), **TRANSIENT_RETRIES)
 def refresh(region: str) -> dict:
     from llmbench.backends.sagemaker.prices import refresh_sagemaker_prices
     from llmbench.planning.config import load_catalogs

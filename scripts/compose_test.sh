@@ -18,6 +18,8 @@ ROOT=$PWD
 STATE=${LLMBENCH_CACHE:-$HOME/.cache/llmbench}/compose
 mkdir -p "$STATE"
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-llmbench-compose-test}
+# the stack, plus the test-only task policy that spreads one target's tasks over the two workers
+export COMPOSE_FILE=docker-compose.yaml:deploy/compose.test.yaml
 export LLMBENCH_SCHEDULE=none   # the test triggers every run itself: no scheduled run competes
 AIRFLOW_IMAGE=apache/airflow:3.3.2-python3.11
 BASE_IMAGE=llmbench/debian-bookworm:minbase
@@ -121,6 +123,15 @@ base_image() {
   say "made $BASE_IMAGE with mmdebstrap --variant=minbase bookworm in $((SECONDS - t)) s"
 }
 
+# The local engine the image bakes in (Dockerfile: build/engine): the host's llama-server, built
+# for a portable baseline and smoke-checked by `make server`, and its model.
+stage_engine() {
+  local cache=${LLMBENCH_CACHE:-$HOME/.cache/llmbench}
+  mkdir -p build/engine
+  cp -L "$cache/bin/llama-server" build/engine/llama-server
+  cp -L "$cache/models/SmolLM2-135M-Instruct.Q4_1.gguf" build/engine/model.gguf
+}
+
 images() {
   # Every image that is absent or a stand-in: pull the official one first (the three at once, at
   # most 120 s: a registry that drops packets must not cost minutes each); stand-ins for the rest.
@@ -150,7 +161,8 @@ images() {
       esac
     done
   fi
-  build llmbench-airflow:latest . -f Dockerfile
+  stage_engine
+  build llmbench-airflow:latest . -f Dockerfile --build-arg WITH_S3_STANDIN=true
 }
 
 # --- 4. the stack --------------------------------------------------------------------------------
@@ -181,6 +193,7 @@ teardown() {
     [ "$rc" = 0 ] || docker compose logs --no-color >"$STATE/stack.log" 2>&1 || true
     [ "$rc" = 0 ] || say "the stack's logs: $STATE/stack.log"
     docker compose down -v --remove-orphans >"$STATE/down.log" 2>&1 || say "down -v failed: $STATE/down.log"
+    docker image prune -f >/dev/null 2>&1 || true  # the untagged images earlier builds left (2 GB each)
     phase_end "down"
   fi
   say "disk: $(du -sh /var/lib/docker 2>/dev/null | cut -f1) in /var/lib/docker; images: $(docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' 2>/dev/null | tr '\n' ' ' || true)"

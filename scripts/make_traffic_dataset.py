@@ -1,4 +1,4 @@
-"""Write the traffic dataset the project ships (include/config/traffic/): seeded, so running it
+"""Write the traffic dataset the project ships (include/llmbench/config/traffic/): seeded, so running it
 again writes the same bytes. Made by the project from its own word lists and sentence patterns:
 nothing is downloaded or copied from a published dataset.
 
@@ -120,7 +120,7 @@ def trace(rng: random.Random) -> list[dict]:
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "include/config/traffic"
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "include/llmbench/config/traffic"
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(SEED)
     with open(out / "conversations.jsonl", "w") as f:

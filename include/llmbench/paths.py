@@ -8,16 +8,21 @@ from pathlib import Path
 from llmbench.settings import settings
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-# include/llmbench -> include -> project root (editable install; the layout in docs/architecture.md).
+# include/llmbench -> include -> project root (a checkout; the layout in docs/architecture.md). An
+# installed wheel has no project root: its data folder defaults to ~/.llmbench instead.
 PROJECT_ROOT = PACKAGE_DIR.parent.parent
-CONFIG_DIR = settings("config_dir").config_dir or PACKAGE_DIR.parent / "config"
+CHECKOUT = (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "include" / "llmbench").is_dir()
+CONFIG_DIR = settings("config_dir").config_dir or PACKAGE_DIR / "config"  # the shipped configs and datasets
 CATALOG_DIR = PACKAGE_DIR / "catalog"
 
 
 def data_home() -> Path:
-    """The data folder: $LLMBENCH_HOME, else `.llmbench/` at the project root."""
+    """The data folder: $LLMBENCH_HOME, else `.llmbench/` at the project root of a checkout, else
+    (an installed wheel) ~/.llmbench."""
     home = settings("home").home
-    return home.resolve() if home else PROJECT_ROOT / ".llmbench"
+    if home:
+        return home.resolve()
+    return PROJECT_ROOT / ".llmbench" if CHECKOUT else Path.home() / ".llmbench"
 
 
 def cache_home() -> Path:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from llmbench.backends.base import Backend, DeployError, Handle, seconds_since
 from llmbench.errors import LlmbenchError
 from llmbench.results.events import record_event, record_failure, stage
 from llmbench.results.tables import build_tables, load_tables
+from llmbench.results.union import latest_published, mark_published
+from llmbench.schemas.asset import AssetWarehouse, PublishedAsset
 from llmbench.schemas.targets import ResolvedTarget, RunPlan
 
 log = logging.getLogger("llmbench")
@@ -41,29 +44,153 @@ class TargetFailed(LlmbenchError, RuntimeError):
     """Raised by check: at least one target failed or failed validation."""
 
 
+class EndpointTornDown(LlmbenchError, RuntimeError):
+    """A task that drives the endpoint ran after its teardown: a run cleared with its failed tasks
+    only re-runs them, not the group's deploy, so the endpoint they were given is gone."""
+
+
+SECRET_HANDLE_KEYS = ("api_key",)  # in handle.json only, never in XCom
+
+
+def _secrets(t: ResolvedTarget, handle: Handle) -> Handle:
+    """The handle a task was given, with the secrets deploy kept out of XCom, read back from the
+    target's handle.json (the same deploy: the same deployed_at)."""
+    p = t.dir / "handle.json"
+    if not p.exists():
+        return handle
+    stored = json.loads(p.read_text())
+    if stored.get("deployed_at") != handle.get("deployed_at"):
+        return handle
+    return {**handle, **{k: stored[k] for k in SECRET_HANDLE_KEYS if k in stored}}
+
+
+def _still_deployed(t: ResolvedTarget) -> None:
+    """Refuse, in one line naming the fix, to drive an endpoint this attempt already tore down."""
+    if (t.dir / "teardown.json").exists():
+        raise EndpointTornDown(
+            f"{t.target_id}: its endpoint was torn down before this task ran (a clear of failed tasks "
+            "only does not deploy again); clear the target's whole group, its deploy included "
+            "(Clear with 'Upstream', or `airflow tasks clear -u -d -t '<kind>\\..*'`)"
+        )
+
+
 Mode = str  # "measure": deploy and sweep; "reprocess": recompute stored raw results (llmbench.results.reprocess)
 MODES = ("measure", "reprocess")
 
 
-def plan(config: str, logical_date: Any, params: dict[str, Any], mode: Mode = "measure") -> list[dict[str, Any]]:
+def plan(
+    config: str, logical_date: Any, params: dict[str, Any], mode: Mode = "measure", executor: str | None = None
+) -> list[dict[str, Any]]:
     """The run's targets. measure: a new plan (a new attempt folder). reprocess: the targets of
     the run key's latest stored attempt, whose raw results are checked to be all there first
     (RawResultsMissing, one line, otherwise); nothing is planned anew and nothing will deploy."""
     if mode not in MODES:
         raise ValueError(f"mode: {mode!r}; allowed: {list(MODES)}")
     if mode == "measure":
-        from llmbench.planning.plan import plan as make_plan
+        from llmbench.planning.checks import check_distributed
+        from llmbench.planning.plan import plan_checked
+        from llmbench.settings import settings
 
-        return [t.model_dump(mode="json") for t in make_plan(config, logical_date, params).targets]
+        # checked before anything is written: what cannot work across hosts is refused in one line
+        run, _ = plan_checked(config, logical_date, params, write=False)
+        check_distributed(run, executor, settings("shared_disk").shared_disk)
+        return [t.model_dump(mode="json") for t in _write_plan(run).targets]
     from llmbench import paths
     from llmbench.planning.config import load_config, make_run_key
-    from llmbench.results.reprocess import RawResultsMissing, check_raw_results, latest_attempt
+    from llmbench.results.reprocess import RawResultsMissing, check_raw_results
+    from llmbench.store import open_store
 
-    run_key = make_run_key(load_config(config).name, logical_date)
-    attempt = latest_attempt(run_key, paths.runs_dir())
-    if attempt is None:
-        raise RawResultsMissing(f"{run_key}: no stored run with tables under {paths.runs_dir() / run_key}")
-    return [t.model_dump(mode="json") for t in check_raw_results(attempt).targets]
+    cfg = load_config(config)
+    run_key = make_run_key(cfg.name, logical_date)
+    store = open_store(cfg.results.uri)
+    if store.remote:  # listed in the store; its raw results are checked when they are reprocessed
+        from llmbench.results.union import latest_published_in_store
+
+        attempt = latest_published_in_store(store, run_key)
+        if attempt is None:
+            raise RawResultsMissing(
+                f"{run_key}: no published run under {store.uri(store.layout.run_key_prefix(run_key))}"
+            )
+        return [t.model_dump(mode="json") for t in load_plan(store.uri(attempt)).targets]
+    last = latest_published(paths.runs_dir() / run_key)
+    if last is None:
+        raise RawResultsMissing(f"{run_key}: no published run under {paths.runs_dir() / run_key}")
+    return [t.model_dump(mode="json") for t in check_raw_results(last.run_dir).targets]
+
+
+class BudgetNotApproved(LlmbenchError, RuntimeError):
+    """The run's estimate was above its budget and no one approved it (rejected, or no answer in
+    time): nothing was deployed."""
+
+
+def _write_plan(run: RunPlan) -> RunPlan:
+    """Write a checked plan's plan.json where its run folder is (the results store)."""
+    store = _remote_store(run.results_root)
+    if store is not None:
+        store.put_text(f"{store.key_of(run.run_dir)}/plan.json", run.model_dump_json(indent=2))
+    else:
+        Path(run.run_dir).mkdir(parents=True, exist_ok=True)
+        (Path(run.run_dir) / "plan.json").write_text(run.model_dump_json(indent=2))
+    return run
+
+
+def results_of(config: str) -> tuple[str | None, str]:
+    """(the results store's root, the Airflow connection to reach it) a config names: its
+    `results`, else LLMBENCH_RESULTS_URI; root None: the data folder."""
+    from llmbench.planning.config import load_config
+    from llmbench.settings import settings
+
+    cfg = load_config(config)
+    return cfg.results.uri or settings("results_uri").results_uri, cfg.results.conn_id
+
+
+def _usd(v: float) -> str:
+    """Dollars as a person reads them: cents from one cent up, two significant digits below."""
+    return f"${v:,.2f}" if v >= 0.01 or v == 0 else f"${v:.2g}"
+
+
+def budget_gate(targets: list[Target], mode: Mode = "measure") -> dict[str, Any]:
+    """Whether the run must wait for a person's approval before anything is deployed: plan's
+    estimate (every target's endpoint hours x price, per-token targets' tokens) above the budget
+    (the config's `budget.max_usd`, or the Param budget_usd). A reprocess deploys nothing: never.
+    Returns what the approval shows: subject, body, the figures."""
+    run = load_plan(run_dir_of(targets))
+    max_usd = run.budget.max_usd if run.budget else None
+    needs = mode == "measure" and max_usd is not None and run.estimated_usd > max_usd
+    lines = [
+        f"| {t.label} | {t.estimated_endpoint_hours:.2f} | "
+        + ("unpriced" if t.estimated_usd is None else _usd(t.estimated_usd))
+        + " |"
+        for t in map(ResolvedTarget.of, targets)
+    ]
+    body = "\n".join(
+        [
+            f"Run **{run.run_key}** is estimated at **{_usd(run.estimated_usd)}**, above its budget of "
+            f"{_usd(max_usd or 0)}. Approve to deploy and measure; reject to stop with nothing deployed.",
+            "",
+            "| target | endpoint hours | estimate |",
+            "|---|---|---|",
+            *lines,
+        ]
+    )
+    return {
+        "needs_approval": needs,
+        "run_key": run.run_key,
+        "estimated_usd": run.estimated_usd,
+        "max_usd": max_usd,
+        "subject": f"llmbench {run.run_key}: {_usd(run.estimated_usd)} estimated, budget {_usd(max_usd or 0)}",
+        "body": body,
+    }
+
+
+def budget_refusal(gate: dict[str, Any], why: str) -> BudgetNotApproved:
+    """The one line a run stopped at its budget gate fails with. why: 'rejected by <who>', 'no
+    answer within 24 h'."""
+    return BudgetNotApproved(
+        f"{gate['run_key']}: estimated {_usd(gate['estimated_usd'])} is above the budget of "
+        f"{_usd(gate['max_usd'])} and was not approved ({why}); nothing was deployed. Raise the budget "
+        "(config budget.max_usd or the Param budget_usd), or approve the next run"
+    )
 
 
 def targets_on(targets: list[Target], kind: str, mode: Mode = "measure") -> list[dict[str, Any]]:
@@ -89,24 +216,145 @@ def _progress(target: ResolvedTarget) -> Callable[[str], None]:
     return lambda msg: log.info("%s: %s", target.target_id, msg)
 
 
+# ---- where a task works: the results store, or a local copy of it (llmbench.store) -----------
+
+
+def _remote_store(root: str | None) -> Any:
+    """The object store at `root`, or None for a local one (its folders are used in place)."""
+    if root is None or "://" not in root:
+        return None
+    from llmbench.store import open_store
+
+    return open_store(root)
+
+
+@contextmanager
+def _working(t: ResolvedTarget, attempt_files: bool = False) -> Iterator[tuple[ResolvedTarget, Callable[[Any], str]]]:
+    """(the target as the task works on it, local path -> where it is published). In an object
+    store: a local copy of the target's folder (and, with attempt_files, of plan.json and
+    tables/), uploaded when the task ends, whatever happened; locally: the folder itself."""
+    store = _remote_store(t.results_root)
+    if store is None:
+        yield t, str
+        return
+    from llmbench.store.scratch import mirror
+
+    with mirror(store, store.key_of(t.run_dir), t.target_id, attempt_files) as m:
+        yield t.model_copy(update={"run_dir": str(m.local)}), m.uri_of
+
+
+def _store_root(run_dir: str) -> str | None:
+    """The root of the object store an attempt's URI is in (its layout: <root>/runs/date=...)."""
+    if "://" not in run_dir:
+        return None
+    root, found, _ = run_dir.partition("/runs/date=")
+    if not found:
+        raise ValueError(f"{run_dir}: not an attempt of a results store (<root>/runs/date=.../attempt=...)")
+    return root
+
+
+@contextmanager
+def _run_folder(run_dir: str, raw: bool = True) -> Iterator[tuple[str, Callable[[Any], str] | None]]:
+    """(a local run folder for a run-level task, local path -> its URI or None). In an object
+    store: with `raw`, a local copy of every attempt of the run key (tables are built over the
+    union, which reads earlier attempts' targets); else of the attempt's own files (plan, tables,
+    report); uploaded when the task ends. Locally: the folder itself."""
+    store = _remote_store(_store_root(run_dir))
+    if store is None:
+        yield run_dir, None
+        return
+    from llmbench.store.scratch import mirror
+
+    attempt = store.key_of(run_dir)
+    if not raw:
+        with mirror(store, attempt, attempt_files=True, local_name=store.layout.name_of(attempt)) as m:
+            yield str(m.local), m.uri_of
+        return
+    prefix = attempt.rsplit("/", 1)[0]
+    with mirror(store, prefix, levels=("attempt", "target"), local_name=store.layout.name_of(prefix)) as m:
+        yield str(m.local / store.layout.name_of(attempt)), m.uri_of
+
+
+@contextmanager
+def _attempt_handles(t: ResolvedTarget) -> Iterator[ResolvedTarget]:
+    """The target, its run folder holding every target's handle.json and teardown.json of its
+    attempt (in an object store: a local copy of just those, read-only); locally as it is."""
+    store = _remote_store(t.results_root)
+    if store is None:
+        yield t
+        return
+    import shutil
+    import tempfile
+
+    from llmbench.store.scratch import Mirror
+
+    local = Path(tempfile.mkdtemp(prefix="llmbench-handles-"))
+    try:
+        m = Mirror(store, store.key_of(t.run_dir), local)
+        for key in store.list_keys(m.prefix):
+            if key.endswith(("/handle.json", "/teardown.json")):
+                store.get_file(key, local / m.rel_of(key))
+        yield t.model_copy(update={"run_dir": str(local)})
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
+
+
+def load_plan(run_dir: str) -> RunPlan:
+    """An attempt's plan, from the results store wherever it is."""
+    store = _remote_store(_store_root(run_dir))
+    if store is None:
+        return RunPlan.load(run_dir)
+    return RunPlan.model_validate_json(store.get_text(f"{store.key_of(run_dir)}/plan.json"))
+
+
 # ---- per-target tasks ------------------------------------------------------------------------
 
 
 def _earlier_attempts(target: ResolvedTarget) -> list[Path]:
-    """Handles of this target left by earlier attempts of the same run key that never reached
-    teardown: a worker killed mid-run (SIGKILL, lost node) leaves exactly these."""
+    """Handles of this target that never reached teardown, left by earlier attempts of the same
+    run key or by an earlier try of this very deploy (a retry, or the group cleared after a worker
+    died): a worker killed mid-run (SIGKILL, lost node) leaves exactly these."""
     return sorted(
         p
         for p in Path(target.run_dir).parent.glob(f"*/{target.target_id}/handle.json")
-        if p.parent != target.dir and not (p.parent / "teardown.json").exists()
+        if not (p.parent / "teardown.json").exists()
     )
 
 
-def reap_earlier_attempts(target: ResolvedTarget, backend: Backend) -> list[str]:
+def _earlier_handles_in_store(target: ResolvedTarget) -> list[tuple[Any, str]]:
+    """(store, target folder key) of this target's handles without a teardown, in every attempt of
+    its run key in the object store (this one's included): listed there, never globbed on a disk."""
+    store = _remote_store(target.results_root)
+    if store is None:
+        return []
+    keys = set(store.list_keys(store.layout.run_key_prefix(target.run_key)))
+    wanted = store.layout.target("", target.target_id).strip("/")
+    folders = {k.rsplit("/", 1)[0] for k in keys if k.endswith("/handle.json")}
+    return [(store, f) for f in sorted(folders) if f.rsplit("/", 1)[-1] == wanted and f"{f}/teardown.json" not in keys]
+
+
+def reap_earlier_attempts(target: ResolvedTarget, backend: Backend, stored: ResolvedTarget | None = None) -> list[str]:
     """Tear down what earlier attempts of this run key and target left behind, before deploying
     again: a re-run after a killed worker then neither collides with (a managed endpoint's name is
-    derived from the run key) nor runs beside (a local server) its predecessor."""
+    derived from the run key) nor runs beside (a local server) its predecessor. `stored`: the
+    target as planned, when `target` is a task's local copy of an object store's folder: the
+    handles are then found in the store (this attempt's own in the local copy, uploaded with it)."""
     reaped = []
+    if stored is not None:
+        found = _earlier_handles_in_store(stored)
+        here = found[0][0].key_of(stored.run_dir) if found else ""
+        for store, folder in found:
+            own = folder == store.layout.target(here, target.target_id)
+            handle = (target.dir / "handle.json").read_text() if own else store.get_text(f"{folder}/handle.json")
+            outcome = backend.teardown(json.loads(handle))
+            record = json.dumps({**outcome.to_json(), "reaped_by": stored.run_dir}, indent=2)
+            if own:
+                (target.dir / "teardown.json").write_text(record)
+            else:
+                store.put_text(f"{folder}/teardown.json", record)
+            log.warning("%s: removed what an earlier attempt left running (%s)", target.target_id, store.uri(folder))
+            reaped.append(store.uri(folder))
+        return reaped
     for p in _earlier_attempts(target):
         outcome = backend.teardown(json.loads(p.read_text()))
         (p.parent / "teardown.json").write_text(
@@ -118,21 +366,26 @@ def reap_earlier_attempts(target: ResolvedTarget, backend: Backend) -> list[str]
 
 
 def deploy(target: Target, **backend_kwargs: Any) -> Handle:
-    t = ResolvedTarget.of(target)
-    with stage(t, "deploy"):
+    planned = ResolvedTarget.of(target)
+    with _working(planned) as (t, at), stage(t, "deploy"):
         backend = _backend(t, backend_kwargs)
-        reaped = reap_earlier_attempts(t, backend)
+        reaped = reap_earlier_attempts(t, backend, planned if t is not planned else None)
         if reaped:
             record_event(t, "deploy", "reaped", attempts=reaped)
         handle = backend.deploy(t, t.dir)
         (t.dir / "handle.json").write_text(json.dumps(handle, indent=2))
+        # A deploy again in this folder (the group cleared, deploy included): the endpoint is new,
+        # and the tasks after it must not read the earlier one's teardown as theirs.
+        if (t.dir / "teardown.json").exists():
+            (t.dir / "teardown.json").replace(t.dir / "teardown.previous.json")
         # the cold start's start (metrics.time_to_ready_s): the create call, as the backend stamped it
         record_event(
             t, "deploy", "created", deployed_at=handle.get("deployed_at"), creates_endpoint=backend.creates_endpoint
         )
         where = next((handle[k] for k in ("base_url", "endpoint_name", "instance_id", "model_id") if handle.get(k)), "")
         log.info("deployed %s: %s", t.label, where)
-        return handle
+        # XCom carries no secret: a per-deploy key stays in handle.json (the results store)
+        return {k: v for k, v in handle.items() if k not in SECRET_HANDLE_KEYS}
 
 
 def deploy_within_capacity(target: Target, **backend_kwargs: Any) -> Handle | None:
@@ -140,37 +393,48 @@ def deploy_within_capacity(target: Target, **backend_kwargs: Any) -> Handle | No
     and the DAG asks again later without holding a worker slot. Callers serialise these calls
     (one pool slot), so two targets cannot both take the last unit of quota."""
     t = ResolvedTarget.of(target)
-    busy = _backend(t, backend_kwargs).capacity_available(t)
+    busy = capacity_busy(t, **backend_kwargs)
     if busy:
         log.info("%s: %s; waiting for capacity", t.target_id, busy)
         return None
     return deploy(t, **backend_kwargs)
 
 
+def capacity_busy(target: Target, **backend_kwargs: Any) -> str | None:
+    """One look at the backend's capacity, changing nothing: None when a deploy may go now, else
+    what holds it (the DAG's deferred deploy waits on the triggerer with this look)."""
+    t = ResolvedTarget.of(target)
+    with _attempt_handles(t) as seen:  # the run's other handles, wherever the results store is
+        return _backend(t, backend_kwargs).capacity_available(seen)
+
+
 def check_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> bool:
     """One readiness look: True when ready, False while starting; raises when the endpoint failed
     or its ready timeout has passed since deploy. Only the outcome is an event."""
-    t = ResolvedTarget.of(target)
-    try:
-        backend = _backend(t, backend_kwargs)
-        look = backend.status(handle)
-        waited_s = seconds_since(handle["deployed_at"])
-        timeout_s = backend.ready_timeout_s(t)
-        if look.state == "failed":
-            raise DeployError(look.detail or "endpoint failed")
-        if look.state != "ready" and waited_s > timeout_s:
-            raise DeployError(f"{t.label}: not ready: {look.detail or look.state} after {timeout_s:.0f}s")
-    except BaseException as e:
-        record_failure(t, "wait_ready", e)
-        raise
-    if look.state == "ready":
-        record_event(t, "wait_ready", "succeeded", waited_s=waited_s)
-    return look.state == "ready"
+    with _working(ResolvedTarget.of(target)) as (t, _):
+        try:
+            _still_deployed(t)
+            handle = _secrets(t, handle)
+            backend = _backend(t, backend_kwargs)
+            look = backend.status(handle)
+            waited_s = seconds_since(handle["deployed_at"])
+            timeout_s = backend.ready_timeout_s(t)
+            if look.state == "failed":
+                raise DeployError(look.detail or "endpoint failed")
+            if look.state != "ready" and waited_s > timeout_s:
+                raise DeployError(f"{t.label}: not ready: {look.detail or look.state} after {timeout_s:.0f}s")
+        except BaseException as e:
+            record_failure(t, "wait_ready", e)
+            raise
+        if look.state == "ready":
+            record_event(t, "wait_ready", "succeeded", waited_s=waited_s)
+        return look.state == "ready"
 
 
 def wait_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> None:
-    t = ResolvedTarget.of(target)
-    with stage(t, "wait_ready"):
+    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "wait_ready"):
+        _still_deployed(t)
+        handle = _secrets(t, handle)
         backend = _backend(t, backend_kwargs)
         backend.wait_ready(handle, backend.ready_timeout_s(t))
 
@@ -178,8 +442,9 @@ def wait_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> None:
 def warm_up(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, Any]:
     from llmbench.loadgen.sweep import run_warmup
 
-    t = ResolvedTarget.of(target)
-    with stage(t, "warm_up"):
+    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "warm_up"):
+        _still_deployed(t)
+        handle = _secrets(t, handle)
         backend = _backend(t, backend_kwargs)
         record_engine_version(t, backend, handle)
         endpoint = backend.endpoint(handle)
@@ -211,10 +476,12 @@ def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
     may compare the target with the run's baseline target."""
     from llmbench.quality.runner import run_quality
 
-    t = ResolvedTarget.of(target)
-    if t.quality is None:
+    if ResolvedTarget.of(target).quality is None:
         return {"skipped": "the config has no quality section"}
-    with stage(t, "quality"):
+    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "quality"):
+        assert t.quality is not None
+        _still_deployed(t)
+        handle = _secrets(t, handle)
         endpoint = _backend(t, backend_kwargs).endpoint(handle)
         return run_quality(
             endpoint, t.quality, t.dir, progress=_progress(t), max_response_bytes=t.workload.max_response_bytes
@@ -224,15 +491,17 @@ def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
 def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, str]:
     from llmbench.loadgen.sweep import run_sweep
 
-    t = ResolvedTarget.of(target)
-    with stage(t, "sweep"):
+    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "sweep"):
+        _still_deployed(t)
+        handle = _secrets(t, handle)
         endpoint = _backend(t, backend_kwargs).endpoint(handle)
         result = run_sweep(
             endpoint, t.workload, t.dir, slo=t.slo, progress=_progress(t), record_hook=chaos.record_hook(t.target_id)
         )
         if t.capacity is not None:
             capacity_search(t, endpoint, result.levels)
-        return {"requests_path": str(result.requests_path), "levels_path": str(result.levels_path)}
+        # where they are published (XCom carries no local path: validate may run on another host)
+        return {"requests_path": at(result.requests_path), "levels_path": at(result.levels_path)}
 
 
 def capacity_search(t: ResolvedTarget, endpoint: Any, swept: list[dict[str, Any]]) -> None:
@@ -253,11 +522,11 @@ def capacity_search(t: ResolvedTarget, endpoint: Any, swept: list[dict[str, Any]
 def validate(target: Target, swept: dict[str, str]) -> dict[str, Any]:
     from llmbench.results.validation import validate_results
 
-    t = ResolvedTarget.of(target)
-    with stage(t, "validate"):
+    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "validate"):
+        # the target's own records (the copy this task works on), whatever the sweep returned
         outcome = validate_results(
-            Path(swept["requests_path"]),
-            Path(swept["levels_path"]),
+            t.dir / "requests.parquet",
+            t.dir / "levels.parquet",
             t.workload.level_concurrencies(),
             t.validation.max_error_rate,
             t.dir / "validation.json",
@@ -265,18 +534,18 @@ def validate(target: Target, swept: dict[str, str]) -> dict[str, Any]:
         )
         if not outcome["validation_passed"]:
             log.warning("validation failed for %s: %s", t.label, "; ".join(outcome["failures"]))
-        return {"validation_passed": outcome["validation_passed"], "path": outcome["path"]}
+        return {"validation_passed": outcome["validation_passed"], "path": at(outcome["path"])}
 
 
 def teardown(target: Target, handle: Handle | None, **backend_kwargs: Any) -> dict[str, Any]:
     """Delete what deploy created. A missing handle (deploy never returned) is read from disk."""
-    t = ResolvedTarget.of(target)
-    with stage(t, "teardown"):
+    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "teardown"):
         if handle is None:
             p = t.dir / "handle.json"
             handle = json.loads(p.read_text()) if p.exists() else None
         if handle is None:
             return {"endpoint_seconds": None}
+        handle = _secrets(t, handle)
         outcome = _backend(t, backend_kwargs).teardown(handle).to_json()
         (t.dir / "teardown.json").write_text(json.dumps(outcome, indent=2))
         return outcome
@@ -296,21 +565,27 @@ def price_performance(
     them under <run_dir>/tables/ and return run_dir. Runs whatever happened to the targets: a
     failed target is a row too. reprocess: recompute the stored run's levels and validation first,
     with today's code and config (llmbench.results.reprocess.reprocess_run; prices frozen or current)."""
-    if mode == "reprocess":
-        from llmbench.results.reprocess import reprocess_run
+    with _run_folder(run_dir) as (here, locate):
+        if mode == "reprocess":
+            from llmbench.results.reprocess import reprocess_run
 
-        reprocess_run(run_dir, config, prices, params)
-        log.info("reprocessed %s (prices: %s)", run_dir, prices)
-    else:
-        build_tables(run_dir)
+            reprocess_run(here, config, prices, params, locate)
+            log.info("reprocessed %s (prices: %s)", run_dir, prices)
+        else:
+            build_tables(here, locate)
     return run_dir
 
 
 def publish(run_dir: str, dsn: str | None = None) -> dict[str, Any]:
     """Write the run's tables to the warehouse the config names: the DuckDB file (default), or
     PostgreSQL through `dsn` (the DAG builds it from the config's Airflow connection). Returns
-    where (redacted: no credentials) and the rows written, plus `asset_extra`: what the published
-    Asset carries so that its consumers read the same warehouse."""
+    where (redacted: no credentials) and the rows written, plus `asset_extra`: what the Asset
+    carries when check has passed (llmbench.schemas.asset.PublishedAsset, as JSON)."""
+    with _run_folder(run_dir, raw=False) as (here, _):
+        return _publish(here, dsn)
+
+
+def _publish(run_dir: str, dsn: str | None) -> dict[str, Any]:
     from llmbench import paths, warehouse
 
     settings = RunPlan.load(run_dir).warehouse
@@ -318,31 +593,61 @@ def publish(run_dir: str, dsn: str | None = None) -> dict[str, Any]:
         if not dsn:
             raise ValueError(f"warehouse kind {settings.kind} needs a DSN (connection {settings.conn_id!r})")
         target: str = dsn
-        extra = {"kind": settings.kind, "conn_id": settings.conn_id}
+        where_to = AssetWarehouse(kind=settings.kind, conn_id=settings.conn_id)
     else:
         target = str(settings.path or paths.default_warehouse_path())
-        extra = {"kind": "duckdb", "path": target}
+        where_to = AssetWarehouse(kind="duckdb", path=target)
     frames = load_tables(run_dir)
     ensure_report(run_dir, frames)  # runs.report_path names it: it exists before the row does
     written = warehouse.publish(frames, target)
+    mark_published(run_dir, frames)  # after the commit: the run key's next attempt inherits from here
     where = warehouse.redact(target)
     log.info("published %s to %s: %s", frames["runs"]["run_key"].iloc[0], where, written)
-    return {"warehouse": where, "rows": written, "asset_extra": extra}
+    return {"warehouse": where, "rows": written, "asset_extra": asset_extra(frames, written, where_to)}
+
+
+def asset_extra(frames: dict[str, Any], written: dict[str, int], where_to: AssetWarehouse) -> dict[str, Any]:
+    """The Asset event's extra for what publish wrote (llmbench.schemas.asset: the contract)."""
+    runs = frames["runs"].iloc[0]
+    replaced = runs.get("targets_replaced")
+    targets = [str(t) for t in frames["targets"]["target_id"]]
+    return PublishedAsset(
+        run_key=str(runs["run_key"]),
+        logical_date=str(runs["logical_date"])[:10],
+        config=str(runs["config_name"]),
+        status=runs["status"],  # validated by the model: a runs.status
+        targets=targets,
+        targets_replaced=json.loads(replaced) if isinstance(replaced, str) else targets,
+        rows={k: int(v) for k, v in written.items()},
+        warehouse=where_to,
+    ).model_dump(mode="json")
 
 
 def report(run_dir: str) -> str:
+    """The run's report.html, from its tables; returns where it is published."""
     from llmbench.results.report import write_report
 
-    return str(write_report(load_tables(run_dir), Path(run_dir) / "report.html"))
+    with _run_folder(run_dir, raw=False) as (here, locate):
+        written = str(write_report(load_tables(here), Path(here) / "report.html"))
+        return locate(written) if locate else written
 
 
 def history(target: Path | str | None = None, out: Path | str | None = None) -> str:
     """Write the history page of the warehouse `target` (default: the data folder's DuckDB file)
-    to `out` (default <data folder>/history.html); after each publish (the dashboard DAG) and on
-    demand (`llmbench history`). Returns its path."""
+    to `out` (default: history.html in the results store, LLMBENCH_RESULTS_URI, else in the data
+    folder); after each publish (the dashboard DAG) and on demand (`llmbench history`). Returns
+    where it is."""
     from llmbench import paths
     from llmbench.results.history import write_history
+    from llmbench.settings import settings
 
+    if out is None:  # an object store holds it beside the runs, for every host and BI user to read
+        store = _remote_store(settings("results_uri").results_uri)
+        if store is not None:
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="llmbench-history-") as d:
+                return store.put_file(write_history(Path(d) / "history.html", target), "history.html")
     page = Path(out) if out else paths.data_home() / "history.html"
     return str(write_history(page, target))
 
@@ -359,12 +664,17 @@ def ensure_report(run_dir: str, frames: dict[str, Any] | None = None) -> Path:
     return path
 
 
-def prune_raw_results() -> str:
-    """Apply the data folder's retention (llmbench.results.retention: LLMBENCH_RAW_RESULTS_WEEKS; by
-    default raw results are kept for ever, since a reprocess recomputes history from them). Never
-    fails the run: a refused setting prunes nothing and an unreadable attempt is skipped, in one
-    logged line each."""
-    from llmbench.results.retention import RAW_RESULTS_WEEKS_ENV, prune_raw_results, raw_results_weeks
+def prune_raw_results(results_root: str | None = None) -> str:
+    """Apply the retention of the results store at `results_root` (default: the data folder)
+    (llmbench.results.retention: LLMBENCH_RAW_RESULTS_WEEKS; by default raw results are kept for
+    ever, since a reprocess recomputes history from them). Never fails the run: a refused setting
+    prunes nothing and an unreadable attempt is skipped, in one logged line each."""
+    from llmbench.results.retention import (
+        RAW_RESULTS_WEEKS_ENV,
+        prune_raw_results,
+        prune_store,
+        raw_results_weeks,
+    )
 
     try:
         weeks = raw_results_weeks()
@@ -373,25 +683,40 @@ def prune_raw_results() -> str:
         return f"nothing pruned: {e}"
     if weeks is None:
         return f"raw results are kept for ever ({RAW_RESULTS_WEEKS_ENV} unset)"
-    removed = prune_raw_results(weeks)
+    store = _remote_store(results_root)
+    removed = prune_store(store, weeks) if store is not None else prune_raw_results(weeks)
     for attempt in removed:
         log.info("removed raw results older than %d week(s): %s", weeks, attempt)
     return f"removed {len(removed)} attempt folder(s) planned more than {weeks} week(s) ago"
 
 
 def check(run_dir: str) -> str:
-    """Fail loudly, after everything was published, if any target failed, failed validation or
-    failed the quality gate."""
-    targets = load_tables(run_dir)["targets"]
-    problems = []
+    """Fail loudly, after everything was published, if any target this run ran failed, failed
+    validation or failed the quality gate. Targets it inherited from earlier attempts of the date
+    (llmbench.results.union) are named when they failed, but do not fail this run: it did not
+    run them, and re-running them is what fixes them."""
+    with _run_folder(run_dir, raw=False) as (here, _):
+        targets = load_tables(here)["targets"]
+        own = {t.target_id for t in RunPlan.load(here).targets}
+    problems: list[str] = []
+    inherited: list[str] = []
     for t in targets.to_dict("records"):
+        mine = []
         if t["status"] != "succeeded":
-            problems.append(f"{t['label']}: failed at {t['failed_stage'] or 'an upstream task'}: {t['error']}")
-            continue
-        if t["validation_passed"] is False:
-            problems.append(f"{t['label']}: validation failed (see {t['raw_dir']}/validation.json)")
-        if t.get("quality_passed") is False:  # checked apart: a target can fail both
-            problems.append(f"{t['label']}: quality gate failed (see {t['raw_dir']}/quality_validation.json)")
+            mine.append(f"{t['label']}: failed at {t['failed_stage'] or 'an upstream task'}: {t['error']}")
+        else:
+            if t["validation_passed"] is False:
+                mine.append(f"{t['label']}: validation failed (see {t['raw_dir']}/validation.json)")
+            if t.get("quality_passed") is False:  # checked apart: a target can fail both
+                mine.append(f"{t['label']}: quality gate failed (see {t['raw_dir']}/quality_validation.json)")
+        (problems if t["target_id"] in own else inherited).extend(mine)
+    ran = sum(1 for t in targets["target_id"] if t in own)
     if problems:
-        raise TargetFailed(f"{len(problems)} of {len(targets)} target(s) failed: " + " | ".join(problems))
-    return f"all {len(targets)} target(s) succeeded and passed validation"
+        raise TargetFailed(f"{len(problems)} of {ran} target(s) failed: " + " | ".join(problems))
+    said = f"all {ran} target(s) succeeded and passed validation"
+    kept = len(targets) - ran
+    if kept:
+        said += f"; {kept} other target(s) kept from earlier attempts" + (
+            f", of which failed: {' | '.join(inherited)}" if inherited else ""
+        )
+    return said

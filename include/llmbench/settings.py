@@ -41,13 +41,33 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     home: Path | None = Field(
-        None, description="the data folder: runs, warehouse.duckdb, prices (unset: .llmbench/ at the project root)"
+        None,
+        description="the data folder: runs, warehouse.duckdb, prices (unset: .llmbench/ at a checkout's root; "
+        "~/.llmbench for an installed wheel)",
+    )
+    shared_disk: bool = Field(
+        False,
+        description="every Airflow worker mounts the same data folder (one host, or a shared volume): a local "
+        "results folder and a DuckDB warehouse are then allowed under a distributed executor",
+    )
+    local_bind: str = Field(
+        "127.0.0.1",
+        description="where a local target's llama-server listens and is reached: 127.0.0.1 (this host only), an "
+        "address of this host, or 'auto' (the address its hostname resolves to) for workers on several hosts, "
+        "which also gives it a per-deploy API key and a keeper that stops it from any host",
+    )
+    results_uri: str | None = Field(
+        None,
+        description="the results store: a folder, or s3://bucket/prefix (unset: the data folder; a config's "
+        "results.uri wins)",
     )
     cache: Path | None = Field(
         None, description="what is built or fetched once: llama-server, the GGUF model (unset: ~/.cache/llmbench)"
     )
     config_dir: Path | None = Field(
-        None, description="where configs named without a path are found (unset: include/config/); read at import"
+        None,
+        description="where configs named without a path are found (unset: the shipped ones, llmbench/config/ in the "
+        "package); read at import",
     )
     warehouse_lock_wait_s: float = Field(
         120.0, ge=0, description="seconds a publish waits for a DuckDB file another process holds; read at import"
@@ -62,7 +82,31 @@ class Settings(BaseModel):
     chaos: Json[list[dict[str, Any]]] | None = Field(
         None, description="faults to inject, a JSON list (fire drills, fault-matrix tests; include/llmbench/chaos.py)"
     )
+    retries: int = Field(
+        3,
+        ge=0,
+        le=20,
+        description="retries of every DAG task safe to run again (all but plan, deploy and the budget approval); "
+        "at parse",
+    )
+    retry_delay_s: float = Field(
+        30.0, gt=0, description="the first retry's delay in seconds, doubled for each next (at most 10 min); at parse"
+    )
+    budget_approval_timeout_h: float = Field(
+        24.0, gt=0, description="hours a run over its budget waits for a person's approval, then fails; at parse"
+    )
     schedule: str = Field("@weekly", description="the llm_benchmark DAG's schedule; 'none': triggered runs only")
+    deadline_h: float = Field(
+        36.0,
+        gt=0,
+        description="hours after a llm_benchmark run was queued by which it should have finished: later, the "
+        "Notifier alerts (a DeadlineAlert, on the triggerer); at parse",
+    )
+    sweep_queue: str | None = Field(
+        None,
+        description="the executor queue the sweep tasks (the load generator) run on, for workers sized for it "
+        "(unset: the default queue)",
+    )
     start_date: str = Field(
         "2026-01-01", description="the first date the DAG's schedule runs (a future date: backfills and triggers only)"
     )

@@ -4,7 +4,7 @@ from, not the key; and any error text that quotes a key (urllib's "Invalid heade
 b'Bearer sk-...'") is redacted where it is recorded, tabled and alerted.
 
 The Airflow side is real: connections from AIRFLOW_CONN_* variables, plugins/llmbench_airflow.py's
-backend_kwargs and alert_on_failure, a webhook server that records what it received."""
+backend_kwargs and the Notifier every DAG alerts through, a webhook server that records what it received."""
 
 import json
 import urllib.request
@@ -13,14 +13,13 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from aiohttp import web
 
 from llmbench import pipeline
 from llmbench.backends.base import DeployError
 from llmbench.results.events import record_failure
 from llmbench.results.tables import build_tables
 from llmbench.schemas.targets import ResolvedTarget
-from llmbench.testing._serve import BackgroundServer
+from llmbench.testing._serve import alert_webhook
 
 from .conftest import ROOT
 
@@ -66,18 +65,9 @@ def test_error_text_quoting_a_key_is_redacted_in_events_tables_and_the_alert(pla
     stored = pd.read_parquet(Path(target.run_dir) / "tables" / "targets.parquet")  # what publish loads
     assert not stored["error"].str.contains("h26aNEVER").any()
 
-    alerts: list[dict] = []
-
-    async def hook(request: web.Request) -> web.Response:
-        alerts.append(await request.json())
-        return web.json_response({})
-
-    app = web.Application()
-    app.router.add_post("/alerts", hook)
-    with BackgroundServer(app) as webhook:
-        conn = {"conn_type": "http", "host": webhook.url + "/alerts"}
-        monkeypatch.setenv("AIRFLOW_CONN_LLMBENCH_ALERTS", json.dumps(conn))
+    with alert_webhook() as (conn, alerts):
+        monkeypatch.setenv("AIRFLOW_CONN_LLMBENCH_ALERTS", conn)
         ti = SimpleNamespace(dag_id="llm_benchmark", task_id="wait_ready", map_index=0, run_id="manual__x")
-        llmbench_airflow.alert_on_failure({"ti": ti, "exception": exc})
+        llmbench_airflow.LlmbenchNotifier().notify({"ti": ti, "exception": exc})
     assert len(alerts) == 1 and "Invalid header value" in alerts[0]["text"]
     assert "h26aNEVERREGISTERED" not in alerts[0]["text"]  # before: the webhook got the key

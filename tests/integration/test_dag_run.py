@@ -36,10 +36,10 @@ def test_dag_publishes_real_measurements_and_quality_and_reruns_replace(airflow_
     `make run` into PostgreSQL. The first attempt carries the measurement, report and quality
     assertions (formerly test_dag_quality's local-config run), the next two the re-run ones, the
     last the PostgreSQL ones (formerly test_make_run and the postgres case of the connection test)."""
-    before = llama_server_pids()
+    before_pids = llama_server_pids()
     r = dags_test(airflow_env, "2026-11-23", SMALL)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert llama_server_pids() == before, "a llama-server survived the DAG run"
+    assert llama_server_pids() == before_pids, "a llama-server survived the DAG run"
 
     run_key = "local-2026-11-23"
     assert servers_left(airflow_env, run_key) == []
@@ -97,25 +97,46 @@ def test_dag_publishes_real_measurements_and_quality_and_reruns_replace(airflow_
 
     assert_quality_published(airflow_env, run_key, n_levels=len(levels))
 
-    # The same date again, by `make run` as a user types it and by `airflow dags test`: one row
-    # set each time, from the newest attempt.
+    # The same date again, whole, by `make run` as a user types it: one row set, from the newest attempt.
     counts = {"runs": 1, "targets": n_targets, "levels": len(levels), "requests": n_req, "price_performance": len(pp)}
     assert counts == {"runs": 1, "targets": 2, "levels": 4, "requests": 12, "price_performance": 4}
     dirs = {run_dir}
-    for how in ("make run", "dags test"):
-        if how == "make run":
-            r = make_run(airflow_env, "2026-11-23")
-            assert "llmbench run local-2026-11-23: succeeded" in r.stdout, r.stdout[-2000:]
-        else:
-            r = dags_test(airflow_env, "2026-11-23", SMALL)
-            assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-        assert {t: rows(airflow_env, f"SELECT count(*) FROM llmbench.{t} WHERE run_key = ?", run_key)[0][0]
-                for t in counts} == counts, how
-        (new_dir,), = rows(airflow_env, "SELECT run_dir FROM llmbench.runs WHERE run_key = ?", run_key)
-        assert new_dir not in dirs, how
-        dirs.add(new_dir)
+    r = make_run(airflow_env, "2026-11-23")
+    assert "llmbench run local-2026-11-23: succeeded" in r.stdout, r.stdout[-2000:]
+    assert table_counts(airflow_env, run_key, counts) == counts
+    (whole_dir,), = rows(airflow_env, "SELECT run_dir FROM llmbench.runs WHERE run_key = ?", run_key)
+    assert whole_dir not in dirs
+    dirs.add(whole_dir)
+
+    # Issue 43: one target of that date again, at concurrency 1 only (`make run PARAMS=...` as the
+    # issue's user typed it). The other target's rows stay exactly as published; the re-run one
+    # has exactly its new level; the run row says where each target came from.
+    kept, redone = "smollm2-q4_1-4slots", "smollm2-q4_1-1slot"
+    before = published_rows(airflow_env, run_key, kept)
+    r = make_run(airflow_env, "2026-11-23", params={"targets": [redone], "concurrency": [1]})
+    assert "llmbench run local-2026-11-23: succeeded" in r.stdout, r.stdout[-2000:]
+    assert published_rows(airflow_env, run_key, kept) == before
+    assert_best_is_the_cheapest_of_the_union(airflow_env, run_key)
+    assert rows(airflow_env, "SELECT target_id, concurrency FROM llmbench.levels WHERE run_key = ? ORDER BY 1, 2",
+                run_key) == [(redone, 1)] + [(kept, c) for c in (1, 2)]
+    (new_dir, replaced, attempts), = rows(airflow_env, "SELECT run_dir, targets_replaced, target_attempts FROM "
+                                          "llmbench.runs WHERE run_key = ?", run_key)
+    assert new_dir not in dirs and json.loads(replaced) == [redone]
+    assert json.loads(attempts) == {redone: new_dir, kept: whole_dir}
+    dirs.add(new_dir)
+    partial = {"runs": 1, "targets": 2, "levels": 3, "requests": 9, "price_performance": 3}
+    assert table_counts(airflow_env, run_key, partial) == partial
+
+    # ... and through a reprocess of the date (the DAG's mode, deploying nothing): the union is
+    # recomputed, each target from the attempt it came from, and stays the same rows.
+    r = dags_test(airflow_env, "2026-11-23", {"config": "local", "mode": "reprocess"})
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert published_rows(airflow_env, run_key, kept) == before
+    assert table_counts(airflow_env, run_key, partial) == partial
+    assert rows(airflow_env, "SELECT run_dir, computation, target_attempts FROM llmbench.runs WHERE run_key = ?",
+                run_key) == [(new_dir, "reprocess", attempts)]
     assert all(paths.Path(d).exists() for d in dirs)  # every attempt's raw results are kept
-    assert llama_server_pids() == before
+    assert llama_server_pids() == before_pids
 
     # ... and once more by `make run WAREHOUSE_CONN=...` into PostgreSQL: the same row counts as
     # DuckDB's, from a fourth attempt, with PostgreSQL's own column types.
@@ -142,19 +163,54 @@ def test_dag_publishes_real_measurements_and_quality_and_reruns_replace(airflow_
     finally:
         with psycopg.connect(PG_ADMIN, autocommit=True) as con:
             con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    # DuckDB still holds the third attempt's rows: publishing elsewhere replaced nothing here
+    # DuckDB still holds the partial attempt's rows: publishing elsewhere replaced nothing here
     assert rows(airflow_env, "SELECT run_dir FROM llmbench.runs WHERE run_key = ?", run_key) == [(new_dir,)]
-    assert llama_server_pids() == before
+    assert llama_server_pids() == before_pids
 
 
-def make_run(airflow_env, date, *extra):
-    """`make run` as a user types it, in this work tree, into the test's data folder."""
+def make_run(airflow_env, date, *extra, params=None):
+    """`make run` as a user types it, in this work tree, into the test's data folder (SMALL's
+    Params, overlaid with `params`)."""
     env = {k: v for k, v in airflow_env.items() if not k.startswith("MAKE")}
-    params = "PARAMS=" + json.dumps({k: v for k, v in SMALL.items() if k != "config"})
+    params = "PARAMS=" + json.dumps({k: v for k, v in {**SMALL, **(params or {})}.items() if k != "config"})
     r = subprocess.run(["make", "--no-print-directory", "run", f"DATE={date}", params, *extra], cwd=ROOT,
                        env=env, capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return r
+
+
+def table_counts(env, run_key, tables) -> dict:
+    return {t: rows(env, f"SELECT count(*) FROM llmbench.{t} WHERE run_key = ?", run_key)[0][0] for t in tables}
+
+
+# A target's columns that compare it with the run key's other targets, recomputed over the union
+# whenever one of them is re-measured (results.union): the cheapest level per model.
+UNION_COLUMNS = {"price_performance": ("best_under_slo",)}
+
+
+def published_rows(env, run_key, target_id) -> dict:
+    """Every published row of one target, every column but those comparing it with the other
+    targets (UNION_COLUMNS), in a stable order: its levels, price-performance, quality, requests
+    and targets rows."""
+    order = {"levels": "concurrency", "price_performance": "concurrency", "quality": "suite",
+             "requests": "concurrency, request_index, repeat", "targets": "target_id"}
+    cols = {t: f"* EXCLUDE ({', '.join(UNION_COLUMNS[t])})" if t in UNION_COLUMNS else "*" for t in order}
+    # as printed: NaN (a level without a figure) equals itself there
+    return {t: [tuple(map(str, r)) for r in rows(env, f"SELECT {cols[t]} FROM llmbench.{t} WHERE run_key = ? AND "
+                                                 f"target_id = ? ORDER BY {o}", run_key, target_id)]
+            for t, o in order.items()}
+
+
+def assert_best_is_the_cheapest_of_the_union(env, run_key):
+    """best_under_slo marks, per model, the cheapest level over every published target of the run
+    key (re-measured and kept alike) that meets the SLO and passed validation and quality."""
+    got = rows(env, "SELECT target_id, concurrency, model, best_under_slo, meets_slo AND validation_passed AND "
+               "coalesce(quality_passed, true) AND usd_per_m_headline IS NOT NULL, usd_per_m_headline "
+               "FROM llmbench.price_performance WHERE run_key = ?", run_key)
+    for model in {m for _, _, m, *_ in got}:
+        eligible = [(usd, t, c) for t, c, m, _, ok, usd in got if m == model and ok]
+        best = {(t, c) for t, c, m, b, *_ in got if m == model and b}
+        assert best == ({min(eligible)[1:]} if eligible else set()), (model, got)
 
 
 def assert_quality_published(env, run_key, n_levels):
@@ -184,7 +240,7 @@ def assert_quality_published(env, run_key, n_levels):
         assert 0 < low <= flexible <= high, target_id
     for target_id, score, passed in rows(env, "SELECT target_id, quality_score, quality_passed FROM "
                                          "llmbench.targets WHERE run_key = ?", run_key):
-        assert score is not None and passed is True, target_id  # above the local minimum (include/config/local.yaml)
+        assert score is not None and passed is True, target_id  # above the local minimum (include/llmbench/config/local.yaml)
     pp = rows(env, "SELECT count(*), count(quality_score) FROM llmbench.price_performance WHERE run_key = ?",
               run_key)
     assert pp[0][0] == pp[0][1] == n_levels  # every level's row carries its target's score

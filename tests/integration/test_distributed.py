@@ -1,5 +1,5 @@
-"""Airflow as production runs it, on this machine: api-server, scheduler, dag-processor and a Celery
-worker (CeleryExecutor), metadata on the local PostgreSQL, broker on the local Redis. The test
+"""Airflow as production runs it, on this machine: api-server, scheduler, dag-processor, triggerer
+and a Celery worker (CeleryExecutor), metadata on the local PostgreSQL, broker on the local Redis. The test
 triggers llm_benchmark through the REST API, waits for it, checks the warehouse rows and that the
 tasks went through Celery, and stops every process it started."""
 
@@ -139,6 +139,9 @@ class Deployment:
             **os.environ,
             "LLMBENCH_HOME": str(self.home),
             "LLMBENCH_SCHEDULE": "none",  # only the runs the test asks for
+            # Celery workers on this one host: they all see this data folder (the two-host case,
+            # results in an object store, is make compose-test's)
+            "LLMBENCH_SHARED_DISK": "1",
             "AIRFLOW_HOME": str(self.home / "airflow"),
             "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
@@ -161,7 +164,7 @@ class Deployment:
             "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": self.warehouse.replace("postgresql://", "postgres://"),
             **extra_env,
         }
-        cfg = yaml.safe_load((ROOT / "include/config/local.yaml").read_text())
+        cfg = yaml.safe_load((ROOT / "include/llmbench/config/local.yaml").read_text())
         cfg["name"] = name
         cfg["warehouse"] = {"kind": "postgres", "conn_id": "llmbench_warehouse"}
         self.cfg, self.config_path = cfg, tmp_path / f"{name}.yaml"
@@ -179,6 +182,8 @@ class Deployment:
         stack.start("api-server", "api-server", "--port", str(self.port))
         stack.start("scheduler", "scheduler")
         stack.start("dag-processor", "dag-processor")
+        # waits defer to it (issue 45): the second local target's deploy waits there for the first's server
+        stack.start("triggerer", "triggerer")
         stack.start("worker", "celery", "worker", "--concurrency", "2")
         wait_for("api-server", lambda: api(self.base, "GET", "/api/v2/version"), 180, stack)
         token = api(self.base, "POST", "/auth/token", body={"username": "admin", "password": "llmbench-admin"})[
@@ -220,7 +225,8 @@ def test_celery_deployment_runs_the_benchmark_triggered_through_the_rest_api(dat
 
     # Every task ran through Celery: one result per task instance in the result backend, and the
     # worker's log shows the benchmark's own tasks.
-    ran = [t for t in tis if t["state"] == "success"]
+    # (an EmptyOperator, the budget gate's within_budget, is marked done by the scheduler: no worker runs it)
+    ran = [t for t in tis if t["state"] == "success" and t["operator"] != "EmptyOperator"]
     assert {t["task_id"] for t in ran} >= {"plan", "local.deploy", "local.sweep", "local.teardown_target",
                                           "publish", "check"}
     with psycopg.connect(metadata.replace("+psycopg", "")) as con:
@@ -236,6 +242,24 @@ def test_celery_deployment_runs_the_benchmark_triggered_through_the_rest_api(dat
         assert counts == {"runs": 1, "targets": 2, "levels": 4, "requests": 12, "price_performance": 4}
         assert con.execute("SELECT status FROM llmbench.runs").fetchone() == ("succeeded",)
         assert con.execute("SELECT min(output_tokens_per_s) FROM llmbench.levels").fetchone()[0] > 0
+
+
+def _target_rows(warehouse: str, run_key: str, target_id: str) -> dict:
+    """Every published row of one target, every column (as printed: NaN equals itself) but those
+    comparing it with the run key's other targets (test_dag_run.UNION_COLUMNS: recomputed over the
+    union when another target is measured)."""
+    from tests.integration.test_dag_run import UNION_COLUMNS
+
+    order = {"levels": "concurrency", "price_performance": "concurrency", "requests": "concurrency, request_index",
+             "targets": "target_id"}
+    out = {}
+    with psycopg.connect(warehouse) as con:
+        for t, o in order.items():
+            cur = con.execute(f"SELECT * FROM llmbench.{t} WHERE run_key = %s AND target_id = %s ORDER BY {o}",
+                              (run_key, target_id))
+            keep = [i for i, d in enumerate(cur.description) if d.name not in UNION_COLUMNS.get(t, ())]
+            out[t] = [tuple(str(r[i]) for i in keep) for r in cur.fetchall()]
+    return out
 
 
 BACKFILL_DATES = ("2026-09-06", "2026-09-13", "2026-09-20")  # three Sundays: @weekly's logical dates
@@ -255,13 +279,14 @@ def servers_of(home: Path) -> set[int]:
     return found
 
 
-def _backfill(d: Deployment, token: str, conf: dict, behavior: str, on_progress=None) -> tuple[dict, float]:
-    """`airflow backfill create` over BACKFILL_DATES, one run at a time, and wait until the
-    scheduler marks it complete: (its DAG runs by logical date, wall seconds). on_progress(runs)
-    is called on every look while it runs."""
+def _backfill(d: Deployment, token: str, conf: dict, behavior: str, on_progress=None,
+              dates: tuple[str, str] = (BACKFILL_DATES[0], BACKFILL_DATES[-1])) -> tuple[dict, float]:
+    """`airflow backfill create` over `dates` (default: BACKFILL_DATES), one run at a time, and
+    wait until the scheduler marks it complete: (its DAG runs by logical date, wall seconds).
+    on_progress(runs) is called on every look while it runs."""
     t0 = time.monotonic()
-    d.stack.airflow("backfill", "create", "--dag-id", "llm_benchmark", "--from-date", BACKFILL_DATES[0],
-                    "--to-date", BACKFILL_DATES[-1], "--max-active-runs", "1", "--reprocess-behavior", behavior,
+    d.stack.airflow("backfill", "create", "--dag-id", "llm_benchmark", "--from-date", dates[0],
+                    "--to-date", dates[1], "--max-active-runs", "1", "--reprocess-behavior", behavior,
                     "--dag-run-conf", json.dumps(conf))
     backfill_id = max(b["id"] for b in api(d.base, "GET", "/api/v2/backfills?dag_id=llm_benchmark", token)["backfills"])
 
@@ -291,8 +316,11 @@ def test_backfill_three_weeks_rerun_interrupted_resumed_and_reprocessed(database
     and no server; a backfill with mode=reprocess recomputes the three weeks deploying nothing."""
     # @weekly, first scheduled run in 2099: unpausing the DAG schedules nothing, the backfill runs.
     # A killed worker's task is declared lost after 30 s without a heartbeat (default 5 minutes).
+    # No retries: a validate lost with its worker would otherwise run again on the new worker and
+    # the week succeed (issue 45: every task safe to run again retries), and this test is about a
+    # backfill resuming the week that failed.
     d = Deployment(databases, tmp_path, "backfill", LLMBENCH_SCHEDULE="@weekly", LLMBENCH_START_DATE="2099-01-04",
-                   AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT="30")
+                   AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT="30", LLMBENCH_RETRIES="0")
     d.cfg["targets"] = d.cfg["targets"][:1]
     d.cfg.pop("quality")
     d.cfg["workload"].update(warmup_requests=1)
@@ -341,9 +369,31 @@ def test_backfill_three_weeks_rerun_interrupted_resumed_and_reprocessed(database
         assert servers_of(d.home) == set()  # the killed run's server was torn down
         again = _row_sets(d.warehouse)
         assert again == first  # exactly three row sets: re-runs replaced, never added
+
+        # Issue 43: a backfill of one date for one target replaces only that target's rows. The
+        # config gains a second target, and the first date is backfilled for it alone: the first
+        # target's rows are kept exactly as published, the new one's added beside them.
+        key = f"backfill-{BACKFILL_DATES[0]}"
+        first_id = d.cfg["targets"][0]["id"]
+        kept = _target_rows(d.warehouse, key, first_id)
+        second = {**d.cfg["targets"][0], "id": "second-target"}
+        d.cfg["targets"].append(second)
+        d.write_config()
+        runs, walls["partial"] = _backfill(d, token, {**conf, "targets": ["second-target"]}, "completed",
+                                           dates=(BACKFILL_DATES[0], BACKFILL_DATES[0]))
+        assert runs[BACKFILL_DATES[0]]["state"] == "success", runs
+        assert _target_rows(d.warehouse, key, first_id) == kept
+        with psycopg.connect(d.warehouse) as con:
+            assert con.execute("SELECT target_id, count(*) FROM llmbench.levels WHERE run_key = %s GROUP BY 1 "
+                               "ORDER BY 1", (key,)).fetchall() == [("second-target", 1), (first_id, 1)]
+            (replaced,), = con.execute("SELECT targets_replaced FROM llmbench.runs WHERE run_key = %s",
+                                       (key,)).fetchall()
+            assert json.loads(replaced) == ["second-target"]
+        assert servers_of(d.home) == set()
+        partial = _row_sets(d.warehouse)
         with psycopg.connect(d.warehouse) as con:
             measured = con.execute("SELECT run_key, run_dir, status, computation FROM llmbench.runs ORDER BY 1").fetchall()
-            requests_before = con.execute("SELECT * FROM llmbench.requests ORDER BY run_key, request_index").fetchall()
+            requests_before = con.execute("SELECT * FROM llmbench.requests ORDER BY run_key, target_id, concurrency, request_index").fetchall()
         assert [(s, c) for _, _, s, c in measured] == [("succeeded", "measure")] * 3
 
         # Reprocess the three weeks from their raw results: nothing deployed, the same attempts republished.
@@ -359,15 +409,16 @@ def test_backfill_three_weeks_rerun_interrupted_resumed_and_reprocessed(database
             ran = {t["task_id"]: t["state"] for t in tis if t["task_id"].startswith("local.")
                    and t["state"] in ("success", "failed", "running", "queued")}
             assert not ran, ran
+
     finally:
         d.stack.stop()
     assert servers_of(d.home) == set()
     with psycopg.connect(d.warehouse) as con:
         reprocessed = con.execute("SELECT run_key, run_dir, status, computation FROM llmbench.runs ORDER BY 1").fetchall()
-        assert con.execute("SELECT * FROM llmbench.requests ORDER BY run_key, request_index").fetchall() == requests_before
+        assert con.execute("SELECT * FROM llmbench.requests ORDER BY run_key, target_id, concurrency, request_index").fetchall() == requests_before
     assert [(k, r) for k, r, _, _ in reprocessed] == [(k, r) for k, r, _, _ in measured]
     assert [(s, c) for _, _, s, c in reprocessed] == [("succeeded", "reprocess")] * 3
-    assert _row_sets(d.warehouse) == first
+    assert _row_sets(d.warehouse) == partial  # the first date's two targets reprocessed, kept
     summary = ", ".join(f"{k} {v:.0f}s" for k, v in walls.items())
     print(f"\nbackfill of three weekly dates on the Celery stack: {summary}; killed worker saw {killed['servers']}")
     (tmp_path / "backfill_wall_s.json").write_text(json.dumps(walls))

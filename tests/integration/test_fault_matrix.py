@@ -18,7 +18,7 @@ import duckdb
 import pytest
 import yaml
 
-from llmbench.testing._serve import BackgroundServer, ServerProcess
+from llmbench.testing._serve import BackgroundServer, ServerProcess, alert_webhook
 
 from .aws_fault_proxy import make_app as fault_proxy
 from .conftest import BIN, dags_test, llama_server_pids
@@ -217,7 +217,7 @@ def test_sigkilled_worker_leaves_an_endpoint_the_janitor_removes_and_a_rerun_rep
 def local_without_quality(tmp_path: Path) -> Path:
     """The local config, named "local" still, without its quality stage: quality is graded in
     test_dag_run and test_dag_quality; in a fault test it only adds minutes per target (issue 34)."""
-    cfg = yaml.safe_load((Path(__file__).parents[2] / "include/config/local.yaml").read_text())
+    cfg = yaml.safe_load((Path(__file__).parents[2] / "include/llmbench/config/local.yaml").read_text())
     cfg.pop("quality")
     path = tmp_path / "local.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -253,26 +253,16 @@ def test_publish_failure_keeps_tables_and_the_cli_publishes_them_later(airflow_e
 
     admin = "postgresql://postgres@127.0.0.1:5432/postgres"
     name = f"llmbench_pub_{uuid.uuid4().hex[:8]}"
-    cfg = yaml.safe_load((Path(__file__).parents[2] / "include/config/local.yaml").read_text())
+    cfg = yaml.safe_load((Path(__file__).parents[2] / "include/llmbench/config/local.yaml").read_text())
     cfg["name"] = "pubfail"
     cfg["warehouse"] = {"kind": "postgres", "conn_id": "llmbench_warehouse"}
     cfg.pop("quality")  # graded in test_dag_run and test_dag_quality; here only minutes more (issue 34)
     path = tmp_path / "pubfail.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    from aiohttp import web
-
-    alerts: list[dict] = []
-
-    async def hook(request: web.Request) -> web.Response:
-        alerts.append(await request.json())
-        return web.json_response({})
-
-    app = web.Application()
-    app.router.add_post("/alerts", hook)
     # The connection names a database that does not exist yet: the warehouse is "down".
-    with BackgroundServer(app) as webhook:
+    with alert_webhook() as (conn, alerts):
         env = {**airflow_env, "AIRFLOW_CONN_LLMBENCH_WAREHOUSE": f"postgres://postgres@127.0.0.1:5432/{name}",
-               "AIRFLOW_CONN_LLMBENCH_ALERTS": json.dumps({"conn_type": "http", "host": webhook.url + "/alerts"})}
+               "AIRFLOW_CONN_LLMBENCH_ALERTS": conn}
         conf = {"config": str(path), "targets": [cfg["targets"][0]["id"]], "concurrency": [1],
                 "requests_per_level": 2}
         r = dags_test(env, "2026-10-26", conf)

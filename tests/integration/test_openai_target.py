@@ -44,7 +44,9 @@ def test_an_existing_endpoint_is_benchmarked_and_published(tmp_path, monkeypatch
     run_dir = pipeline.run_dir_of(run.targets)
     pipeline.price_performance(run_dir)
     out = pipeline.publish(run_dir)
-    assert out["asset_extra"] == {"kind": "duckdb", "path": str(tmp_path / "warehouse.duckdb")}
+    assert out["asset_extra"]["warehouse"] == {"kind": "duckdb", "path": str(tmp_path / "warehouse.duckdb"),
+                                               "conn_id": None}
+    assert out["asset_extra"]["rows"]["runs"] == 1 and out["asset_extra"]["targets_replaced"] == [target.target_id]
     db = out["warehouse"]
     t = warehouse.query("SELECT backend, status, usd_per_hour, price_source FROM llmbench.targets", target=db)
     assert t.values.tolist() == [["openai", "succeeded", 1.861, "config"]]

@@ -18,7 +18,7 @@ from llmbench.testing._serve import ServerProcess
 
 from .shared_server import SharedLlamaServer
 
-CONVERSATIONS = Path(__file__).resolve().parents[2] / "include" / "config" / "traffic" / "conversations.jsonl"
+CONVERSATIONS = Path(__file__).resolve().parents[2] / "include" / "llmbench" / "config" / "traffic" / "conversations.jsonl"
 
 
 @pytest.fixture(scope="module")

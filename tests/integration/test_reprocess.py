@@ -28,7 +28,7 @@ WEEKS = ("2026-11-22", "2026-11-29")
 
 
 def _config(tmp_path: Path, ttft_ms: float, usd_per_hour: float | None = None) -> Path:
-    cfg = yaml.safe_load((ROOT / "include/config/local.yaml").read_text())
+    cfg = yaml.safe_load((ROOT / "include/llmbench/config/local.yaml").read_text())
     cfg["name"] = "reprocess"
     cfg["targets"] = cfg["targets"][:1]
     if usd_per_hour is not None:
@@ -149,5 +149,5 @@ def test_reprocess_recomputes_published_weeks_from_raw_results(tmp_path, monkeyp
     capsys.readouterr()
     assert cli.main(["reprocess", "--from", WEEKS[0], "--to", WEEKS[0], "--config", str(config)]) == 1
     err = capsys.readouterr().err
-    assert f"reprocess-{WEEKS[0]}: skipped: raw results gone: {week1} does not exist" in err
+    assert f"reprocess-{WEEKS[0]}: skipped: raw results gone: {week1} was pruned by retention" in err
     pd.testing.assert_frame_equal(_table(db, "runs", "run_key"), kept)

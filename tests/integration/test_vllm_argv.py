@@ -13,7 +13,7 @@ from llmbench.planning.plan import plan_checked
 
 from .vllm_fixtures import need_vllm
 
-CONFIGS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "include" / "config").glob("*.yaml"))
+CONFIGS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "include" / "llmbench" / "config").glob("*.yaml"))
 
 
 def test_every_shipped_vllm_launch_is_accepted_and_typos_are_refused():
@@ -46,7 +46,7 @@ def test_plan_refuses_a_vllm_typo_naming_the_flag(tmp_path, flag):
     from llmbench.planning.config import ConfigError
 
     cfg = tmp_path / "typo.yaml"
-    text = (Path(__file__).resolve().parents[2] / "include" / "config" / "local-engines.yaml").read_text()
+    text = (Path(__file__).resolve().parents[2] / "include" / "llmbench" / "config" / "local-engines.yaml").read_text()
     cfg.write_text(text.replace("max_num_seqs: 8}", f"max_num_seqs: 8, extra_args: [{flag}, '4']}}"))
     with pytest.raises(ConfigError, match=flag):
         plan_checked(str(cfg), "2026-12-05", write=False, check_vllm_args=True)

@@ -18,7 +18,7 @@ from llmbench.schemas.workload import Workload, sample_length
 
 from .vllm_fixtures import VllmServer, need_vllm, small_vllm
 
-CONVERSATIONS = Path(__file__).resolve().parents[2] / "include" / "config" / "traffic" / "conversations.jsonl"
+CONVERSATIONS = Path(__file__).resolve().parents[2] / "include" / "llmbench" / "config" / "traffic" / "conversations.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -84,6 +84,7 @@ def test_every_module_imports_alone_and_record_building_never_loads_the_load_gen
 # benchmarks) may import anything and nothing imports it.
 LAYERS = (
     ("llmbench", "paths", "lifetime", "errors", "settings", "redaction"),  # the foundation: no llmbench imports but these
+    ("store",),
     ("schemas",),
     ("analysis",),
     ("warehouse",),

@@ -603,6 +603,46 @@ def time_to_ready_s(events: Sequence[dict[str, Any]]) -> float | None:
     return (datetime.fromisoformat(ready["at"]) - datetime.fromisoformat(deployed_at)).total_seconds()
 
 
+# The stages during which a billed endpoint is being measured: everything else it is up for
+# (deploy, the wait until ready, validation, teardown, the executor's gaps between tasks) is overhead.
+MEASURING_STAGES = ("warm_up", "quality", "sweep")
+
+
+def measuring_seconds(events: Sequence[dict[str, Any]]) -> float | None:
+    """Seconds a target's endpoint spent being measured (issue 45), from its events.jsonl rows: for
+    each of MEASURING_STAGES, from its last `started` event before its last `succeeded` one to that
+    success (a failed or superseded try was billed but measured nothing: overhead). None when none
+    of them succeeded."""
+    from datetime import datetime
+
+    total, found = 0.0, False
+    for name in MEASURING_STAGES:
+        done = max(
+            (i for i, e in enumerate(events) if e.get("stage") == name and e.get("status") == "succeeded"), default=None
+        )
+        if done is None:
+            continue
+        start = max(
+            (i for i, e in enumerate(events[:done]) if e.get("stage") == name and e.get("status") == "started"),
+            default=None,
+        )
+        if start is None:
+            continue
+        began, ended = datetime.fromisoformat(events[start]["at"]), datetime.fromisoformat(events[done]["at"])
+        total += (ended - began).total_seconds()
+        found = True
+    return total if found else None
+
+
+def measuring_fraction(measuring_s: float | None, endpoint_s: float | None) -> float | None:
+    """The share of the billed endpoint time that was spent measuring (measuring_seconds over the
+    endpoint's seconds from deploy to teardown): 1 - the overhead the user pays for. None without
+    either figure (a per-token API bills no endpoint time)."""
+    if measuring_s is None or endpoint_s is None or endpoint_s != endpoint_s or endpoint_s <= 0:
+        return None
+    return measuring_s / endpoint_s
+
+
 def first_request_ttft_ms(records: Iterable[Any]) -> float | None:
     """TTFT of the first request a target served, cold caches and all (seed 003): of the records
     given (the target's first warm-up, else its first level), the one sent first (smallest

@@ -123,10 +123,10 @@ def vllm_version(root: str, headers: dict[str, str] | None = None) -> tuple[str 
     return (str(version) if version else None), f"GET {root}/version"
 
 
-def llama_server_build(root: str) -> tuple[str | None, str]:
+def llama_server_build(root: str, headers: dict[str, str] | None = None) -> tuple[str | None, str]:
     """(llama-server's build from GET <root>/props `build_info`, e.g. "b6780-1234abcd", what was
     asked); None when it does not say (older builds)."""
-    doc = fetch_json(root + "/props")
+    doc = fetch_json(root + "/props", headers)
     build = doc.get("build_info") if doc else None
     return (str(build) if build else None), f"GET {root}/props build_info"
 

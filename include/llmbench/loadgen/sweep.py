@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Any
 from llmbench.analysis import metrics
 from llmbench.backends import servermetrics
 from llmbench.backends.base import Endpoint
+from llmbench.errors import LlmbenchError
 from llmbench.loadgen import tokenizer
 from llmbench.loadgen.driver import (
     ClosedLoop,
@@ -297,6 +300,14 @@ def run_sweep(
     levels_path = out_dir / "levels.parquet"
     level_rows: list[dict[str, Any]] = []
 
+    # This try owns the folder from here (sweep.owner): an earlier try of the same sweep whose
+    # worker was lost but whose process lives on (a task outlives its killed worker's process
+    # group) stops at its next level instead of writing into this try's files. Its open files are
+    # unlinked, not truncated, so what it still appends lands nowhere this try reads: a request is
+    # never counted twice.
+    owner = _own(out_dir)
+    for p in (jsonl_path, requests_path):
+        p.unlink(missing_ok=True)
     jsonl_path.write_text("")
     # O_APPEND, unbuffered: each record one write, and a split level's processes append to it too
     with open(jsonl_path, "ab", buffering=0) as jsonl, pq.ParquetWriter(requests_path, request_schema()) as writer:
@@ -312,6 +323,7 @@ def run_sweep(
                 record_hook(rec)
 
         for li, c in enumerate(levels):
+            _still_own(out_dir, owner)
             rate = rates[li] if rates else None
             extras: dict[str, Any] = {
                 "level_warmup_requests": 0,
@@ -391,14 +403,42 @@ def run_sweep(
             runqueue_s = _since(runqueue0, thread_runqueue_s())
             row = level_row(recs, c, rate, slo, cpu_s, procs, extras, mode, runqueue_s)
             level_rows.append(row)
+            _still_own(out_dir, owner)
             writer.write_table(to_table(recs))
-            pd.DataFrame(level_rows).to_parquet(levels_path, index=False)
+            partial = levels_path.with_suffix(".parquet.tmp")  # whole or absent: written, then renamed
+            pd.DataFrame(level_rows).to_parquet(partial, index=False)
+            partial.replace(levels_path)
             say(
                 f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{row['requests_attempted']} ok, "
                 f"{_fmt(row['output_tokens_per_s'])} output tok/s, TTFT p50 {_fmt(row['ttft_ms_p50'])} ms"
             )
 
     return SweepResult(requests_path, levels_path, level_rows)
+
+
+OWNER_FILE = "sweep.owner"
+
+
+class SweepSuperseded(LlmbenchError, RuntimeError):
+    """A newer try of this sweep took over its folder: this one stops (one line)."""
+
+
+def _own(out_dir: Path) -> str:
+    """Claim out_dir for this try of the sweep: a fresh token in OWNER_FILE, written whole."""
+    token = f"{os.getpid()}-{uuid.uuid4().hex}"
+    tmp = out_dir / f"{OWNER_FILE}.{token}"
+    tmp.write_text(token)
+    tmp.replace(out_dir / OWNER_FILE)
+    return token
+
+
+def _still_own(out_dir: Path, token: str) -> None:
+    try:
+        now = (out_dir / OWNER_FILE).read_text()
+    except OSError:
+        now = ""
+    if now != token:
+        raise SweepSuperseded(f"{out_dir}: a newer try of this sweep ({now or 'none'}) took over its folder; stopping")
 
 
 def _since(before: float | None, after: float | None) -> float | None:
@@ -442,6 +482,9 @@ def level_row(
     are measured while the level runs, not derivable from its records: None where unknown; so are
     `measured`'s SWEEP_ONLY_COLUMNS (the level's warm-up count, the server's speculative-decoding
     counters), NULL where not given."""
+    # by request number: the sweep holds records in completion order, a reprocess reads them back
+    # numbered, and a mean summed in another order differs in its last bit
+    recs = sorted(recs, key=lambda r: (r.repeat, r.request_index))
     row = metrics.summarize_level(
         recs, concurrency, client_cpu_s=client_cpu_s, slo=slo, client_runqueue_s=client_runqueue_s
     )

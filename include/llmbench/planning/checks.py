@@ -22,6 +22,7 @@ from llmbench.schemas.targets import (
     LmiServing,
     NeuronServing,
     Price,
+    RunPlan,
     VllmServing,
 )
 
@@ -317,3 +318,41 @@ def check_target(cfg: BenchmarkConfig, t: TargetSpec, cat: dict[str, Any], out: 
 def price_summary(price: Price) -> str:
     """A price and where it is from, as the plan's checks print it."""
     return price.summary()
+
+
+# Executors whose tasks may run on different hosts: what one task leaves on its disk, the next
+# may never see (Airflow's own names, as [core] executor gives them; a module path's last part).
+DISTRIBUTED_EXECUTORS = (
+    "CeleryExecutor",
+    "KubernetesExecutor",
+    "CeleryKubernetesExecutor",
+    "LocalKubernetesExecutor",
+    "EdgeExecutor",
+    "AwsEcsExecutor",
+    "AwsBatchExecutor",
+    "AwsLambdaExecutor",
+)
+
+
+def check_distributed(run: RunPlan, executor: str | None, shared_disk: bool = False) -> None:
+    """Refuse, in one line naming the fix, a run that cannot work when its tasks run on different
+    hosts: a DuckDB warehouse file or a local results folder on a worker's disk, under an
+    executor that spreads tasks over hosts. `executor`: Airflow's [core] executor (None outside
+    Airflow: the CLI, `airflow dags test`: one process). `shared_disk`: every worker mounts the
+    same data folder (LLMBENCH_SHARED_DISK), so both work."""
+    names = [e.strip().rsplit(".", 1)[-1] for e in (executor or "").split(",") if e.strip()]
+    spread = [n for n in names if n in DISTRIBUTED_EXECUTORS]
+    if not spread or shared_disk:
+        return
+    if run.warehouse.kind == "duckdb":
+        raise ConfigError(
+            f"warehouse: a DuckDB file on a worker's disk cannot be published to and read by the "
+            f"{spread[0]}'s workers on other hosts; publish to PostgreSQL or Redshift "
+            "(warehouse: {kind: postgres, conn_id: ...}, or the Param warehouse_conn_id)"
+        )
+    if run.results_root is None or "://" not in run.results_root:
+        raise ConfigError(
+            f"results: a folder on a worker's disk ({run.results_root or 'the data folder'}) is not seen by the "
+            f"{spread[0]}'s workers on other hosts; put the results in an object store "
+            "(results: {uri: s3://bucket/prefix, conn_id: aws_default}, or LLMBENCH_RESULTS_URI)"
+        )

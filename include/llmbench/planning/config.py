@@ -20,11 +20,13 @@ from llmbench.schemas.registry import BackendSpec, ConfigError
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.targets import (
     KNOWN_REGIONS,
+    Budget,
     Price,
     PriceBasis,
     QualityOverride,
     QualitySettings,
     Reference,
+    ResultsSettings,
     Serving,
     ValidationSettings,
     WarehouseSettings,
@@ -115,6 +117,8 @@ class BenchmarkConfig(_Strict):
     capacity: CapacitySearch | None = None
     traffic: TrafficProfile | None = None
     warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
+    results: ResultsSettings = Field(default_factory=ResultsSettings)  # where raw results go (llmbench.store)
+    budget: Budget | None = None  # above it, a run waits for a person's approval (the DAG's budget gate)
     targets: list[TargetSpec] = Field(min_length=1)
     price_basis: PriceBasis = "output"  # $/M per output token, or per total (input + output) token
     reference: list[Reference] = Field(default_factory=list)  # what the articles state or imply
@@ -393,7 +397,7 @@ def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConf
     """Overlay DAG Params (or CLI flags) on the config; a Param that contradicts it is refused."""
     data = cfg.model_dump()
     data.update(data.pop("sections"))  # each backend's section back under its own key
-    known = {"config", "targets", "concurrency", "requests_per_level", "warehouse_conn_id"}
+    known = {"config", "targets", "concurrency", "requests_per_level", "warehouse_conn_id", "budget_usd"}
     unknown = sorted(set(params) - known)
     if unknown:
         raise ConfigError(f"params: unknown params {unknown}; allowed: {sorted(known)}")
@@ -401,6 +405,8 @@ def _apply_params(cfg: BenchmarkConfig, params: dict[str, Any]) -> BenchmarkConf
         data["workload"]["concurrency"] = list(params["concurrency"])
     if params.get("requests_per_level") is not None:
         data["workload"]["requests_per_level"] = params["requests_per_level"]
+    if params.get("budget_usd") is not None:  # this run's budget, over the config's
+        data["budget"] = {"max_usd": params["budget_usd"]}
     if params.get("warehouse_conn_id"):  # publish through this Airflow PostgreSQL connection instead
         data["warehouse"] = {"kind": "postgres", "path": None, "conn_id": params["warehouse_conn_id"]}
     wanted = params.get("targets") or []

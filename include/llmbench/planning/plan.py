@@ -168,11 +168,21 @@ def plan_checked(
     # what an earlier attempt measured; the warehouse keeps only the latest publish.
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     try:
-        run_dir = paths.under(runs_root or paths.runs_dir(), run_key, stamp)
+        run_dir: Path | str = paths.under(runs_root or paths.runs_dir(), run_key, stamp)
         for t in cfg.targets:
             paths.under(run_dir, t.id)
     except ValueError as e:
         raise ConfigError(f"name: {e}") from None
+    # Where the attempt's raw results go: the results store (llmbench.store) the config or
+    # LLMBENCH_RESULTS_URI names; by default the data folder, as above.
+    store, results_root = None, None
+    if runs_root is None:
+        from llmbench.store import open_store
+
+        store = open_store(cfg.results.uri)
+        if store.root != str(paths.data_home()):
+            results_root = store.uri()
+            run_dir = store.uri(store.layout.attempt(run_key, stamp))
     # Every target's workload and data first: a bad file refuses the whole run.
     workloads = {t.id: cfg.workload_of(t) for t in cfg.targets}
     datasets = {t.id: _checked_dataset(workloads[t.id]) for t in cfg.targets}
@@ -217,6 +227,8 @@ def plan_checked(
                 dataset=datasets[t.id],
                 # hourly paths only: a per-token API has no instance whose capacity matters
                 capacity=cfg.capacity if price.basis == "per_hour" else None,
+                results_root=results_root,
+                results_conn_id=cfg.results.conn_id,
             )
         )
     if check_vllm_args:
@@ -236,8 +248,13 @@ def plan_checked(
         price_basis=cfg.price_basis,
         reference=cfg.reference,
         traffic=cfg.traffic,
+        budget=cfg.budget,
+        results_root=results_root,
+        results_conn_id=cfg.results.conn_id,
     )
-    if write:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "plan.json").write_text(run.model_dump_json(indent=2))
+    if write and store is not None and store.remote:
+        store.put_text(f"{store.key_of(str(run_dir))}/plan.json", run.model_dump_json(indent=2))
+    elif write:
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+        (Path(run_dir) / "plan.json").write_text(run.model_dump_json(indent=2))
     return run, checks

@@ -65,6 +65,7 @@ COLUMNS: dict[str, Col] = {
     "usd_per_m_input_tokens_list": Col("List $/M input tokens", "usd"),
     "usd_per_m_output_tokens_list": Col("List $/M output tokens", "usd"),
     "endpoint_seconds": Col("Endpoint time (s)", "s"),
+    "measuring_fraction": Col("Time measuring", "pct"),
     "benchmark_cost_usd": Col("Benchmark cost", "usd"),
     "time_to_ready_s": Col("Time to ready (s)", "s"),
     "first_request_ttft_ms": Col("First-request TTFT (ms)", "ms"),
@@ -798,6 +799,8 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                 "price_basis",
             ],
         ),
+        "<p>Time measuring: the share of the billed endpoint time (deploy to teardown) spent in warm-up, "
+        "quality and the sweep; the rest was overhead the benchmark paid for.</p>",
         table(
             targets,
             [
@@ -807,6 +810,7 @@ def write_report(frames: dict[str, Any], out: Path) -> Path:
                 "price_note",
                 "plan_warnings",
                 "endpoint_seconds",
+                "measuring_fraction",
                 "benchmark_cost_usd",
             ],
             summary="Prices and cost of the benchmark",

@@ -34,6 +34,7 @@ from typing import Any, Literal, cast
 
 from llmbench.errors import LlmbenchError
 from llmbench.results.codeversion import COMPUTATION_FILE, Computation, code_version
+from llmbench.results.union import PRUNED_FILE
 from llmbench.schemas.targets import ResolvedTarget, RunPlan
 
 PriceChoice = Literal["frozen", "current"]
@@ -72,6 +73,8 @@ def check_raw_results(run_dir: str | Path) -> RunPlan:
     d = Path(run_dir)
     if not d.is_dir():
         raise RawResultsMissing(f"raw results gone: {d} does not exist (deleted by retention?)")
+    if (d / PRUNED_FILE).exists():  # retention's tombstone (llmbench.results.retention)
+        raise RawResultsMissing(f"raw results gone: {d} was pruned by retention; its published rows stay")
     plan_path = d / MEASURED_PLAN if (d / MEASURED_PLAN).exists() else d / "plan.json"
     if not plan_path.exists():
         raise RawResultsMissing(f"raw results incomplete: {plan_path} is missing")
@@ -166,7 +169,11 @@ def recompute_levels(target: ResolvedTarget) -> bool:
         rq_s = None if rq_pct is None or rq_pct != rq_pct or not window_s else rq_pct * window_s / 100.0
         kept = {k: None if v != v else v for k, v in m.items()}  # NaN (Parquet's null float) -> None
         mode = str(m.get("load_mode") or "poisson")  # open loop: its arrivals (poisson, gamma, constant, trace)
-        rows.append(level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs, kept, mode, rq_s))
+        row = level_row(recs, c, rate, target.slo, cpu_s, None if procs != procs else procs, kept, mode, rq_s)
+        for col, pct in (("client_cpu_pct", cpu_pct), ("client_runqueue_pct", rq_pct)):
+            if pct is not None and pct == pct:  # as measured, bit for bit: the round trip through seconds is not
+                row[col] = pct
+        rows.append(row)
     pd.DataFrame(rows).to_parquet(d / "levels.parquet", index=False)
     if (d / "validation.json").exists():
         validate_results(
@@ -180,35 +187,69 @@ def recompute_levels(target: ResolvedTarget) -> bool:
     return True
 
 
+def _reprocess_folder(
+    d: Path, only: set[str] | None, config: str | None, prices: str, params: dict[str, Any] | None
+) -> list[str]:
+    """One attempt folder's plan with today's settings, and its targets' levels recomputed: all of
+    them, or those in `only` (the others keep the settings they had). Returns the ids recomputed."""
+    measured = check_raw_results(d)
+    plan = settings_today(measured, config, prices, params)
+    if only is not None:  # the plan as it stands (an earlier reprocess's settings), in the folder found
+        here = str(d.absolute())
+        now = {t.target_id: t.model_copy(update={"run_dir": here}) for t in RunPlan.load(d).targets}
+        plan = plan.model_copy(
+            update={"targets": [t if t.target_id in only else now.get(t.target_id, t) for t in plan.targets]}
+        )
+    if not (d / MEASURED_PLAN).exists():
+        shutil.copy2(d / "plan.json", d / MEASURED_PLAN)
+    recorded = json.loads((d / "plan.json").read_text())["run_dir"]
+    # an object store's attempt keeps naming itself (this folder is a task's local copy of it)
+    (d / "plan.json").write_text((plan.located(recorded) if "://" in recorded else plan).model_dump_json(indent=2))
+    done = []
+    for t in plan.targets:
+        if only is None or t.target_id in only:
+            recompute_levels(t)
+            done.append(t.target_id)
+    return done
+
+
 def reprocess_run(
     run_dir: str | Path,
     config: str | None = None,
     prices: str = "frozen",
     params: dict[str, Any] | None = None,
+    locate: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
-    """Recompute one run folder's tables (see the module doc); returns them as frames (as
-    tables.build_tables does). Publishing them is the caller's: the same as a measurement."""
+    """Recompute one published run's tables (see the module doc); returns them as frames (as
+    tables.build_tables does). Publishing them is the caller's: the same as a measurement.
+    locate: as build_tables' (a task's local copy of an object store).
+
+    What is recomputed is the run key's published union (llmbench.results.union): the attempt's
+    own targets and every target it inherited, each in the attempt folder it came from. The Param
+    `targets` (in params) limits that to those targets; the others are rebuilt from their raw
+    results as they stand. Every folder is checked before any is written."""
     from llmbench.results.tables import build_tables
+    from llmbench.results.union import union_plan
 
     if prices not in PRICE_CHOICES:
         raise ValueError(f"prices: {prices!r}; allowed: {list(PRICE_CHOICES)}")
     d = Path(run_dir)
     measured = check_raw_results(d)  # before anything is written
-    plan = settings_today(measured, config, prices, params)
-    if not (d / MEASURED_PLAN).exists():
-        shutil.copy2(d / "plan.json", d / MEASURED_PLAN)
-    (d / "plan.json").write_text(plan.model_dump_json(indent=2))
-    for t in plan.targets:
-        recompute_levels(t)
+    _, attempts = union_plan(measured)
+    wanted = set((params or {}).get("targets") or []) or None
+    own = {t.target_id for t in measured.targets}
+    folders: dict[Path, set[str]] = {d: set()}
+    for target_id, source in attempts.items():
+        if wanted is None or target_id in wanted:
+            folders.setdefault(d if target_id in own else Path(source), set()).add(target_id)
+    for folder in folders:
+        if folder != d:
+            check_raw_results(folder)
+    for folder, ids in folders.items():
+        _reprocess_folder(folder, None if folder == d and wanted is None else ids, config, prices, params)
     stamp = Computation(code_version(), datetime.now(UTC).isoformat(), "reprocess", cast(PriceChoice, prices))
     (d / COMPUTATION_FILE).write_text(json.dumps(stamp.__dict__, indent=2))
-    return build_tables(str(d))
-
-
-def latest_attempt(run_key: str, runs_root: Path) -> Path | None:
-    """The newest attempt folder of a run key that built its tables (what a publish published)."""
-    attempts = sorted(p.parent.parent for p in (runs_root / run_key).glob("*/tables/runs.parquet"))
-    return attempts[-1] if attempts else None
+    return build_tables(str(d), locate)
 
 
 @dataclass(frozen=True)
@@ -263,6 +304,7 @@ def reprocess_range(
     from llmbench import warehouse
     from llmbench.planning.config import ConfigError, load_config
     from llmbench.results.report import write_report
+    from llmbench.results.union import mark_published
 
     say = progress or (lambda _m: None)
     name = load_config(config).name if config else None
@@ -279,6 +321,7 @@ def reprocess_range(
             continue
         write_report(frames, run_dir / "report.html")  # runs.report_path names it: today's
         written = warehouse.publish(frames, target)
+        mark_published(run_dir, frames)
         detail = ", ".join(f"{k} {v}" for k, v in written.items() if v)
         outcomes.append(RunOutcome(r["run_key"], r["logical_date"], "reprocessed", detail))
         say(f"[{i}/{len(runs)}] {r['run_key']}: reprocessed, published {detail}")

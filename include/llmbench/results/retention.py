@@ -8,6 +8,16 @@ Age is when an attempt was planned (measured), not its logical date: a backfill 
 measured today is today's raw results. A published run whose folder was pruned stays in the
 warehouse; a reprocess skips it, saying so.
 
+Retention bounds storage, so it deletes a published attempt's raw results too once they are old
+enough; the rows stay in the warehouse. An attempt the run key's latest publish still reads (its
+own, and the attempts of the targets it kept from earlier runs: llmbench.results.union) is pruned
+to a tombstone rather than deleted: its plan.json, its published.json and `pruned.json` (when, and
+why) stay, a few hundred bytes. Without them the next partial re-run of that date would not know
+the other targets were published and would replace their rows with nothing; with them it stops
+in one line (union.UnionSourceMissing) and publishes nothing, and a reprocess of that date skips
+it in one line (reprocess.RawResultsMissing). A tombstone no publish reads any more (a later
+full run replaced it) is deleted whole.
+
 Retention never leaves the data folder and never fails a run: a symlink under runs/ is never
 followed (a link is not an attempt), and an attempt whose plan.json does not read, or that will
 not delete, is skipped with one line (`say`).
@@ -15,6 +25,7 @@ not delete, is skipped with one line (`say`).
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import stat
@@ -23,10 +34,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from llmbench import paths
+from llmbench.results.union import PRUNED_FILE, PUBLISHED_FILE, in_use, in_use_in_store, published_record
 from llmbench.schemas.targets import RunPlan
 from llmbench.settings import env_var, settings
+from llmbench.store import ResultsStore
 
 RAW_RESULTS_WEEKS_ENV = env_var("raw_results_weeks")
+TOMBSTONE = ("plan.json", PUBLISHED_FILE, PRUNED_FILE)  # what a tombstone keeps
 
 
 def raw_results_weeks() -> int | None:
@@ -97,7 +111,11 @@ def expired_attempts(
             continue
         if expired:
             old.append(attempt)
-    return old
+    if not old:
+        return old
+    # a tombstone is listed again only once no publish reads it (then it goes whole)
+    read = {key: in_use(key) for key in {a.parent for a in old if pruned(a)}}  # resolved folders
+    return [a for a in old if not (pruned(a) and a.resolve() in read[a.parent])]
 
 
 def prune_raw_results(
@@ -115,15 +133,104 @@ def prune_raw_results(
     old = expired_attempts(weeks, runs_root, now, say)
     if dry_run:
         return old
+    # what each run key's latest publish reads, before anything is deleted
+    read = {key: in_use(key) for key in {a.parent for a in old}}
     removed = []
     for attempt in old:
         try:
             if not _is_real_dir(attempt):  # swapped for a link since it was listed
                 raise NotADirectoryError("no longer a folder")
-            shutil.rmtree(attempt)  # never follows a symlink inside it: the link alone goes
+            if attempt.resolve() in read[attempt.parent]:
+                _tombstone(attempt, now)
+                say(f"retention: pruned {attempt} to a tombstone: the run key's published rows came from it")
+            else:
+                shutil.rmtree(attempt)  # never follows a symlink inside it: the link alone goes
+                if not any(attempt.parent.iterdir()):
+                    attempt.parent.rmdir()  # the run key's folder, once its last attempt is gone
             removed.append(attempt)
-            if not any(attempt.parent.iterdir()):
-                attempt.parent.rmdir()  # the run key's folder, once its last attempt is gone
         except OSError as e:
             say(f"retention: skipped {attempt}: {type(e).__name__}: {e.strerror or e}")
+    return removed
+
+
+def _pruned_record(now: datetime | None) -> str:
+    return json.dumps(
+        {
+            "pruned_at": (now or datetime.now(UTC)).isoformat(),
+            "why": "raw results older than the retention (LLMBENCH_RAW_RESULTS_WEEKS); the rows stay published",
+        }
+    )
+
+
+def _tombstone(attempt: Path, now: datetime | None) -> None:
+    """Delete the attempt's raw results, keeping what says it was published (see the module doc)."""
+    if not (attempt / PUBLISHED_FILE).exists():  # published before records existed: its tables say what
+        record = published_record(attempt)
+        if record is not None:
+            (attempt / PUBLISHED_FILE).write_text(record.to_json())
+    (attempt / PRUNED_FILE).write_text(_pruned_record(now))
+    for child in attempt.iterdir():
+        if child.name in TOMBSTONE:
+            continue
+        if _is_real_dir(child):
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def pruned(attempt: Path) -> bool:
+    """The attempt is a tombstone: retention deleted its raw results."""
+    return (attempt / PRUNED_FILE).exists()
+
+
+def prune_store(
+    store: ResultsStore,
+    weeks: int | None,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> list[str]:
+    """Retention in an object store (llmbench.store): every attempt (listed, never globbed)
+    planned more than `weeks` weeks before `now` is deleted, object by object, or pruned to its
+    tombstone when the latest publish reads it. Returns the URIs of the attempts pruned (or,
+    dry_run, that would be)."""
+    if weeks is None:
+        return []
+    say = say or log.warning
+    try:
+        cutoff = (now or datetime.now(UTC)) - timedelta(weeks=weeks)
+    except OverflowError:
+        return []
+    removed = []
+    layout = store.layout
+    for date_dir in store.list_dirs(layout.runs_prefix()):
+        for key_dir in store.list_dirs(date_dir):
+            read = in_use_in_store(store, layout.name_of(key_dir))
+            for attempt in store.list_dirs(key_dir):
+                tombstone = store.exists(f"{attempt}/{PRUNED_FILE}")
+                if tombstone and attempt in read:
+                    continue
+                try:
+                    planned_at = datetime.fromisoformat(
+                        json.loads(store.get_text(f"{attempt}/plan.json"))["planned_at"]
+                    )
+                    expired = planned_at < cutoff
+                except Exception as e:  # noqa: BLE001 (unreadable: skip it, never fail the run)
+                    say(f"retention: skipped {store.uri(attempt)}: plan.json unreadable ({type(e).__name__})")
+                    continue
+                if not expired:
+                    continue
+                if attempt in read:
+                    if not dry_run:
+                        store.put_text(f"{attempt}/{PRUNED_FILE}", _pruned_record(now))
+                        for key in store.list_keys(attempt):
+                            if key.rsplit("/", 1)[-1] not in TOMBSTONE or key.count("/") != attempt.count("/") + 1:
+                                store.delete(key)
+                    say(
+                        f"retention: pruned {store.uri(attempt)} to a tombstone: "
+                        "the run key's published rows came from it"
+                    )
+                elif not dry_run:
+                    store.delete(attempt)
+                removed.append(store.uri(attempt))
     return removed

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from llmbench.redaction import redact
 from llmbench.results import traffic
 from llmbench.results.codeversion import Computation
 from llmbench.results.events import read_events
+from llmbench.results.union import union_plan
 from llmbench.schemas import registry
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
 from llmbench.schemas.workload import Workload, length_mean
@@ -28,7 +30,10 @@ QUALITY_SUITES = ("tool_call", "exact")  # each has a targets column quality_sco
 def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
     """One row of `targets`: what was planned, how far it got, what it cost."""
     events = read_events(target)
-    failed = next((e for e in events if e["status"] == "failed"), None)
+    # A stage's failure counts only if no retry of it succeeded later (tasks that can fail
+    # transiently are retried: a failed warm-up followed by a good one is a good warm-up).
+    outcome = {e["stage"]: e for e in events if e["status"] in ("failed", "succeeded")}
+    failed = next((e for e in events if e["status"] == "failed" and outcome[e["stage"]] is e), None)
     finished = {e["stage"] for e in events if e["status"] == "succeeded"}
     d = target.dir
     validation_passed = None
@@ -74,6 +79,8 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         "error": error,
         "validation_passed": validation_passed,
         "endpoint_seconds": endpoint_seconds,
+        "measuring_seconds": (measuring := metrics.measuring_seconds(events)),
+        "measuring_fraction": metrics.measuring_fraction(measuring, endpoint_seconds),
         "benchmark_cost_usd": benchmark_cost,
         "raw_dir": str(d),
         **provenance(target),
@@ -593,12 +600,16 @@ def _minus(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
 
 
-def build_tables(run_dir: str) -> dict[str, Any]:
-    """Every table of the run, from the raw results and prices; written under <run_dir>/tables/
-    and returned as frames."""
+def build_tables(run_dir: str, locate: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """Every table of the run key's published result, from the raw results and prices; written
+    under <run_dir>/tables/ and returned as frames. The run's own targets, and every other target
+    of its run key from the attempt it was last published from (llmbench.results.union): a partial
+    run replaces only the targets it ran, and the run-level tables are over the union."""
     import pandas as pd
 
-    run = RunPlan.load(run_dir)
+    own = RunPlan.load(run_dir)
+    run, attempts = union_plan(own)
+    at = locate or (lambda p: p)  # a task's local copy of an object store: rows name the objects
     targets, levels, requests = [], [], []
     prices: list[dict[str, Any]] = []
     quality = quality_rows(run)
@@ -660,14 +671,18 @@ def build_tables(run_dir: str) -> dict[str, Any]:
                 "run_key": run.run_key,
                 "config_name": run.config_name,
                 "logical_date": run.logical_date,
-                "run_dir": run_dir,
-                "report_path": str(Path(run_dir) / "report.html"),
+                "run_dir": at(run_dir),
+                "report_path": at(str(Path(run_dir) / "report.html")),
                 "planned_at": run.planned_at,
                 "published_at": datetime.now(UTC).isoformat(),
                 "status": "succeeded"
                 if failed == 0 and invalid == 0 and wrong == 0
                 else ("failed" if failed == len(tdf) else "partial"),
                 "targets_planned": len(tdf),
+                # which targets this attempt ran (it replaced their rows), and the attempt folder
+                # each published target's raw results come from (the others were inherited)
+                "targets_replaced": json.dumps([t.target_id for t in own.targets]),
+                "target_attempts": json.dumps({k: at(v) for k, v in attempts.items()}, sort_keys=True),
                 "targets_failed": failed,
                 "targets_validation_failed": invalid,
                 "targets_quality_failed": wrong,
@@ -683,6 +698,10 @@ def build_tables(run_dir: str) -> dict[str, Any]:
     )
     for col in ("planned_at", "published_at", "computed_at"):
         runs[col] = pd.to_datetime(runs[col], utc=True)
+    if locate is not None:
+        tdf["raw_dir"] = tdf["raw_dir"].map(at)
+        for row in quality:
+            row["raw_path"] = at(row["raw_path"])
     tables = Path(run_dir) / "tables"
     tables.mkdir(exist_ok=True)
     frames = {

@@ -2,4 +2,4 @@
 reading a plan file and a workload's own files (its empirical lengths, its dataset: streamed, one
 line at a time); nothing here imports another llmbench package but the foundation's."""
 
-__all__ = ["capacity", "dataset", "records", "registry", "slo", "targets", "traffic", "workload"]
+__all__ = ["asset", "capacity", "dataset", "records", "registry", "slo", "targets", "traffic", "workload"]

@@ -122,6 +122,22 @@ class QualityOverride(_Strict):
         return QualitySettings.model_validate({**q.model_dump(), **self.model_dump(exclude_none=True)})
 
 
+class ResultsSettings(_Strict):
+    """Where a run's raw results, tables and report go (llmbench.store): `uri` a folder or
+    s3://bucket/prefix (None: LLMBENCH_RESULTS_URI, else the data folder); `conn_id` the Airflow
+    AWS connection the DAG reaches an object store through (the CLI: the standard AWS environment)."""
+
+    uri: str | None = None
+    conn_id: str = "aws_default"
+
+
+class Budget(_Strict):
+    """What a run may cost before a person must approve it (the DAG's budget gate): plan's
+    estimate (RunPlan.estimated_usd) above max_usd waits for an approval; at or under it, none."""
+
+    max_usd: float = Field(gt=0)
+
+
 class WarehouseSettings(_Strict):
     kind: Literal["duckdb", "postgres", "redshift"] = "duckdb"
     path: str | None = None  # duckdb: default <data folder>/warehouse.duckdb
@@ -343,6 +359,10 @@ class ResolvedTarget(_Strict):
     quality: QualitySettings | None = None  # None: the config has no quality stage
     dataset: DatasetSummary | None = None  # the workload's dataset as scanned at plan time (issue 28)
     capacity: CapacitySearch | None = None  # None: no capacity search (loadgen.capacity)
+    # The results store's root (llmbench.store) and the Airflow connection to reach it; None: the
+    # data folder, where run_dir is a local path as before.
+    results_root: str | None = None
+    results_conn_id: str = "aws_default"
 
     @property
     def backend_kind(self) -> str:
@@ -399,7 +419,21 @@ class RunPlan(_Strict):
     price_basis: PriceBasis = "output"
     reference: list[Reference] = Field(default_factory=list)  # the config's, to compare against
     traffic: TrafficProfile | None = None  # the config's traffic profile (analysis.costmodel)
+    budget: Budget | None = None  # the config's or the Param budget_usd's; None: no gate
+    results_root: str | None = None  # as on each target
+    results_conn_id: str = "aws_default"
 
     @classmethod
     def load(cls, run_dir: str | Path) -> RunPlan:
-        return cls.model_validate_json((Path(run_dir) / "plan.json").read_text())
+        """The plan in a run folder. A plan whose folder is in an object store (its run_dir a URI),
+        read from a task's local copy of it (llmbench.store.scratch), is read as being there."""
+        run = cls.model_validate_json((Path(run_dir) / "plan.json").read_text())
+        if "://" in run.run_dir:
+            return run.located(str(run_dir))
+        return run
+
+    def located(self, run_dir: str) -> RunPlan:
+        """The same plan with its folder (and its targets') at `run_dir`."""
+        return self.model_copy(
+            update={"run_dir": run_dir, "targets": [t.model_copy(update={"run_dir": run_dir}) for t in self.targets]}
+        )

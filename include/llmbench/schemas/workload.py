@@ -25,7 +25,7 @@ class _Strict(BaseModel):
 class LengthDist(_Strict):
     """A request length drawn per request, seeded (workload.sample_length): fixed (value),
     normal (mean, sd, clipped to [min, max]), uniform (min, max), or empirical (one length per
-    line of `file`, relative to include/config/; read into `values` at load time)."""
+    line of `file`, relative to include/llmbench/config/; read into `values` at load time)."""
 
     dist: Literal["fixed", "normal", "uniform", "empirical"]
     value: int | None = Field(None, ge=1)

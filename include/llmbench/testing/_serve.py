@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 
 import aiohttp
 from aiohttp import web
@@ -140,3 +141,21 @@ def schedule_parser(description: str, port: int) -> argparse.ArgumentParser:
     p.add_argument("--itl-ms", type=float, default=10.0)
     p.add_argument("--tokens", type=int, default=256)
     return p
+
+
+@contextmanager
+def alert_webhook() -> Iterator[tuple[str, list[dict]]]:
+    """A local webhook receiver for the Notifier (plugins/llmbench_airflow): yields the value of
+    AIRFLOW_CONN_LLMBENCH_ALERTS that points at it, and the alerts it received, in order."""
+    import json
+
+    alerts: list[dict] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        alerts.append(await request.json())
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/alerts", hook)
+    with BackgroundServer(app) as webhook:
+        yield json.dumps({"conn_type": "http", "host": webhook.url + "/alerts"}), alerts

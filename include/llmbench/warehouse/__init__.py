@@ -1,8 +1,10 @@
 """The warehouse: versioned migrations (schema, with migrations/*.sql as package data) and
-connect, publish and query (store). DuckDB, PostgreSQL and Redshift through one code path."""
+connect, publish and query (store), the writer's own PostgreSQL role (roles). DuckDB, PostgreSQL
+and Redshift through one code path."""
 
 from __future__ import annotations
 
+from llmbench.warehouse.roles import grant_writer
 from llmbench.warehouse.schema import (
     MIGRATIONS_DDL,
     RENAMED,
@@ -16,7 +18,9 @@ from llmbench.warehouse.store import (
     LOCK_WAIT_S,
     SUMMARY_SQL,
     TABLES,
+    LandedMismatch,
     WarehouseBusy,
+    check_landed,
     connect,
     connect_read_only,
     is_postgres,
@@ -25,6 +29,7 @@ from llmbench.warehouse.store import (
     query,
     redact,
     refresh_summary,
+    regressions,
     transaction,
 )
 
@@ -37,9 +42,12 @@ __all__ = [
     "SQL_DIR",
     "SUMMARY_SQL",
     "TABLES",
+    "LandedMismatch",
     "WarehouseBusy",
+    "check_landed",
     "connect",
     "connect_read_only",
+    "grant_writer",
     "is_postgres",
     "is_redshift",
     "migrate",
@@ -48,5 +56,6 @@ __all__ = [
     "query",
     "redact",
     "refresh_summary",
+    "regressions",
     "transaction",
 ]

@@ -94,7 +94,12 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
     with _in_transaction(con, postgres):
         if postgres and not redshift:
             con.execute("SELECT pg_advisory_xact_lock(hashtext('llmbench.migrate'))")
-        for stmt in MIGRATIONS_DDL:
+        # The writer role (warehouse.roles) owns the schema but may not create one in the database,
+        # and PostgreSQL checks that right before IF NOT EXISTS: an existing schema is not created.
+        have_schema = con.execute(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'llmbench'"
+        ).fetchone()[0]
+        for stmt in MIGRATIONS_DDL[1:] if have_schema else MIGRATIONS_DDL:
             con.execute(stmt.replace("VARCHAR", "VARCHAR(256)") if redshift else stmt)
         if redshift:  # no advisory locks: the migration table's own lock serialises migrators
             con.execute("LOCK TABLE llmbench.schema_migrations")
@@ -113,7 +118,7 @@ def migrate(con, postgres: bool, redshift: bool = False) -> list[str]:
                     f"schema file {version}.sql changed after it was applied (checksum "
                     f"{done[version]} -> {checksum}): put the change in a new file"
                 )
-            con.execute(text)
+            con.execute(text.replace(MIGRATIONS_DDL[0] + ";", "") if have_schema else text)  # as above
             if not postgres and "RENAME TO" in text:
                 # A DuckDB table rebuilt loses its comments: put every file's back (idempotent).
                 for earlier, _, other, _ in migrations(False):

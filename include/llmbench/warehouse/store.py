@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 from llmbench import paths, redaction
 from llmbench.errors import LlmbenchError
+from llmbench.schemas.asset import PublishedAsset
 from llmbench.settings import settings
 from llmbench.warehouse.schema import _in_transaction, migrate
 
@@ -210,6 +211,43 @@ def publish(frames: dict[str, Any], target: Path | str | None = None) -> dict[st
     return written
 
 
+class LandedMismatch(LlmbenchError, RuntimeError):
+    """The warehouse does not hold what an Asset event says landed. One line."""
+
+
+def check_landed(asset: PublishedAsset, target: Path | str | None = None) -> str:
+    """Hold the warehouse to an Asset event's contract (llmbench.schemas.asset): the run key's
+    row with the same status and targets, and the rows per table it says were written. A later
+    publish of the same run key changes what is there: then the newer event describes it, so
+    only the newest event of a run key is checked. Returns one line; LandedMismatch otherwise."""
+    runs = query("SELECT status FROM llmbench.runs WHERE run_key = ?", [asset.run_key], target)
+    if runs.empty:
+        raise LandedMismatch(f"{asset.run_key}: the Asset says it landed, the warehouse has no run row")
+    if runs["status"].iloc[0] != asset.status:
+        raise LandedMismatch(
+            f"{asset.run_key}: status {runs['status'].iloc[0]} in the warehouse, {asset.status} in the Asset"
+        )
+    have = {}
+    for table in asset.rows:
+        if table not in TABLES:
+            raise LandedMismatch(f"{asset.run_key}: the Asset names a table {table!r} the warehouse does not have")
+        have[table] = int(
+            query(f"SELECT count(*) AS n FROM llmbench.{table} WHERE run_key = ?", [asset.run_key], target)["n"].iloc[0]
+        )
+    wrong = {t: (have[t], n) for t, n in asset.rows.items() if have[t] != n}
+    if wrong:
+        raise LandedMismatch(f"{asset.run_key}: rows (warehouse, Asset) differ: {wrong}")
+    ids = set(query("SELECT target_id FROM llmbench.targets WHERE run_key = ?", [asset.run_key], target)["target_id"])
+    if ids != set(asset.targets):
+        raise LandedMismatch(
+            f"{asset.run_key}: targets {sorted(ids)} in the warehouse, {sorted(asset.targets)} in the Asset"
+        )
+    return (
+        f"{asset.run_key}: {asset.status}, {len(asset.targets)} target(s) ({len(asset.targets_replaced)} replaced), "
+        f"{asset.rows.get('levels', 0)} level(s), as the Asset says"
+    )
+
+
 SUMMARY_SQL = """
 SELECT v.model, v.instance_type, v.serving_config, v.concurrency, v.logical_date, v.run_key,
        v.output_tokens_per_s, v.usd_per_m_output_tokens, v.ttft_ms_p90, v.tpot_ms_p90, v.meets_slo,
@@ -230,6 +268,37 @@ def refresh_summary(target: Path | str | None = None) -> int:
         con.execute("DELETE FROM llmbench.dashboard_summary")
         con.execute(f"INSERT INTO llmbench.dashboard_summary {SUMMARY_SQL}")
         return int(con.execute("SELECT count(*) FROM llmbench.dashboard_summary").fetchone()[0])
+
+
+def regressions(run_keys: list[str], target: Path | str | None = None) -> list[str]:
+    """One line per regression llmbench.v_week_over_week judges in these run keys (throughput down,
+    or $/M up, by more than the regression_threshold setting, against the target's previous run
+    computed by the same code): what the dashboard DAG notifies. [] without any."""
+    if not run_keys:
+        return []
+    marks = ", ".join("?" * len(run_keys))
+    wow = query(
+        "SELECT run_key, target_id, concurrency, arrival_rate_rps, previous_logical_date, "
+        "output_tokens_per_s_change, usd_per_m_output_tokens_change, regression_threshold "
+        f"FROM llmbench.v_week_over_week WHERE regression AND run_key IN ({marks}) "
+        "ORDER BY run_key, target_id, concurrency, arrival_rate_rps",
+        list(run_keys),
+        target,
+    )
+
+    def pct(x: Any) -> str:
+        return "n/a" if x is None or x != x else f"{100 * x:+.1f} %"
+
+    out = []
+    for r in wow.to_dict("records"):
+        level = f"{r['arrival_rate_rps']:g} req/s" if r["arrival_rate_rps"] else f"concurrency {r['concurrency']:g}"
+        out.append(
+            f"llmbench: regression in {r['run_key']}: {r['target_id']} at {level} against "
+            f"{str(r['previous_logical_date'])[:10]}: output tok/s {pct(r['output_tokens_per_s_change'])}, "
+            f"$/M output {pct(r['usd_per_m_output_tokens_change'])} "
+            f"(threshold {100 * r['regression_threshold']:g} %)"
+        )
+    return out
 
 
 def query(sql: str, params: list | None = None, target: Path | str | None = None):

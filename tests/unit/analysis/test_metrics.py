@@ -272,3 +272,23 @@ def test_client_minus_server_input_tokens_by_hand():
     # (12 - 10 + 9 - 10) / 2: the uncounted and the failed request (no server count) left out
     assert metrics.summarize_level([*counted, failed], 1)["input_tokens_client_minus_server_mean"] == 0.5
     assert metrics.summarize_level([a, b], 1)["input_tokens_client_minus_server_mean"] is None
+
+
+def test_measuring_seconds_count_each_stages_successful_try_and_the_fraction_is_of_the_billed_time():
+    """Issue 45: warm-up, quality and the sweep measure; a failed try, the deploy, the wait and
+    teardown are overhead the user pays for."""
+    def ev(stage, status, s):
+        at = f"2026-11-30T00:{s // 60:02d}:{s % 60:02d}+00:00"
+        return {"stage": stage, "status": status, "at": at}
+
+    events = [ev("deploy", "started", 0), ev("deploy", "succeeded", 5), ev("wait_ready", "succeeded", 40),
+              ev("warm_up", "started", 41), ev("warm_up", "succeeded", 51),
+              ev("quality", "started", 52), ev("quality", "succeeded", 72),
+              ev("sweep", "started", 73), ev("sweep", "failed", 83),  # a lost try: billed, measured nothing
+              ev("sweep", "started", 90), ev("sweep", "succeeded", 190),
+              ev("validate", "succeeded", 195), ev("teardown", "succeeded", 200)]
+    assert metrics.measuring_seconds(events) == 10 + 20 + 100
+    assert metrics.measuring_fraction(130.0, 200.0) == 0.65
+    assert metrics.measuring_seconds(events[:3]) is None  # nothing measured
+    assert metrics.measuring_fraction(130.0, None) is None and metrics.measuring_fraction(None, 200.0) is None
+    assert metrics.measuring_fraction(130.0, 0.0) is None

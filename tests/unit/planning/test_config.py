@@ -234,7 +234,7 @@ def test_seed_configs_set_no_price_and_carry_references(tmp_path):
     from llmbench.planning.config import load_catalogs
 
     instances = load_catalogs()["instances"]
-    for path in glob.glob(str(Path(__file__).resolve().parents[3] / "include" / "config" / "*seed*.yaml")):
+    for path in glob.glob(str(Path(__file__).resolve().parents[3] / "include" / "llmbench" / "config" / "*seed*.yaml")):
         cfg = yaml.safe_load(Path(path).read_text())
         for t in cfg["targets"]:
             # a price set on a seed target is one a source states for that type (seed 001's g5g:
@@ -320,7 +320,7 @@ def test_config_regions_are_the_union_of_every_configs_aws_sections(tmp_path):
     assert config_regions() == sorted(validated) and "us-east-2" in validated
 
 
-CONFIGS = Path(__file__).resolve().parents[3] / "include" / "config"
+CONFIGS = Path(__file__).resolve().parents[3] / "include" / "llmbench" / "config"
 SPEC = "speculative_config: {method: eagle3, model: RedHatAI/Qwen3-32B-speculator.eagle3, num_speculative_tokens: 4}"
 
 

@@ -75,8 +75,9 @@ def _records(c: int, ttft_ms: float, e2e_ms: float) -> list[RequestRecord]:
         arrival_rate_rps=0.0, send_retried=False) for i in range(c)]
 
 
-def _measured(run: RunPlan) -> None:
-    """Each target's folder as a finished target leaves it: events, validation, teardown, Parquet."""
+def _measured(run: RunPlan, concurrencies=(1, 2)) -> None:
+    """Each target's folder as a finished target leaves it: events, validation, teardown, Parquet
+    (at the given levels)."""
     for t in run.targets:
         t.dir.mkdir(parents=True)
         events = [{"stage": s, "status": "succeeded", "at": "2026-11-30T00:00:00+00:00"}
@@ -84,7 +85,7 @@ def _measured(run: RunPlan) -> None:
         (t.dir / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
         (t.dir / "validation.json").write_text(json.dumps({"validation_passed": True}))
         (t.dir / "teardown.json").write_text(json.dumps({"endpoint_seconds": 600.0}))
-        groups = {(0.0, c): _records(c, *TIMINGS[t.target_id][c]) for c in (1, 2)}
+        groups = {(0.0, c): _records(c, *TIMINGS[t.target_id][c]) for c in concurrencies}
         write_requests(t.dir / "requests.parquet", groups)
         rows = [level_row(recs, c, None, t.slo) for (_, c), recs in groups.items()]
         pd.DataFrame(rows).to_parquet(t.dir / "levels.parquet", index=False)

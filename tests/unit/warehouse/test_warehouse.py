@@ -152,6 +152,11 @@ def test_bi_views_answer_the_questions(db):
                           "FROM llmbench.v_week_over_week ORDER BY target_id, concurrency", target=db)
     assert wow["regression"].tolist() == [False, True, False, False]
     assert wow["output_tokens_per_s_change"][1] == pytest.approx(-0.2)
+    # what the dashboard DAG notifies: one line per regression of the run keys that landed
+    assert warehouse.regressions(["w2"], db) == [
+        "llmbench: regression in w2: g6e at concurrency 16 against 2026-11-23: output tok/s -20.0 %, "
+        "$/M output +25.0 % (threshold 10 %)"]
+    assert warehouse.regressions(["w1"], db) == [] and warehouse.regressions([], db) == []
     # The threshold is a setting, not a constant: at 25 % the -20 % week is no regression.
     with warehouse.transaction(db) as con:
         con.execute("UPDATE llmbench.settings SET value = 0.25 WHERE name = 'regression_threshold'")

@@ -6,6 +6,12 @@ The server runs in a process group of its own, led by coreutils `timeout`, so th
   * teardown can stop the whole group and wait for every member to exit, and
   * a server whose teardown never ran (a SIGKILLed worker) still dies after max_lifetime_s.
 The handle records pid/pgid, so teardown works from any process on this machine.
+
+Workers on several hosts (LLMBENCH_LOCAL_BIND: an address of this host, or 'auto'): the server
+listens on that address, is reached at it (the handle's base_url) with a per-deploy API key
+(the handle's api_key: written to handle.json in the results store, never to XCom), and is led by
+a keeper (backends.local.keeper) that stops it when asked over HTTP with that key, so that a
+teardown or a reaping on another host stops it too.
 """
 
 from __future__ import annotations
@@ -64,10 +70,41 @@ def model_file() -> Path:
     return settings("local_model").local_model or paths.cache_home() / "models" / MODEL_FILE
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))  # a port free on the address the server will listen on
         return s.getsockname()[1]
+
+
+LOOPBACK = "127.0.0.1"
+
+
+def bind_address() -> str:
+    """Where local servers listen and are reached (LLMBENCH_LOCAL_BIND; 'auto': the address this
+    host sends from on its default route, the one other workers reach it at; without a route, its
+    name resolved)."""
+    bind = settings("local_bind").local_bind.strip()
+    if bind != "auto":
+        return bind
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.254.254.254", 1))  # a UDP connect sends nothing: it only picks the route
+            return str(s.getsockname()[0])
+        except OSError:
+            return socket.gethostbyname(socket.gethostname())
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def _on_this_host(handle: Handle) -> bool:
+    """A handle from this host (handles from before hosts were recorded: this host)."""
+    return handle.get("host", this_host()) == this_host()
+
+
+def _auth(handle: Handle) -> dict[str, str]:
+    return {"Authorization": f"Bearer {handle['api_key']}"} if handle.get("api_key") else {}
 
 
 def group_members(pgid: int) -> list[int]:
@@ -129,8 +166,12 @@ class LocalBackend:
                 other = json.loads(p.read_text())
             except (OSError, ValueError):
                 continue
-            if other.get("backend") == self.kind and _serves_port(other["pgid"], other["port"]):
+            if other.get("backend") != self.kind:
+                continue
+            if _on_this_host(other) and _serves_port(other["pgid"], other["port"]):
                 return f"the local machine is serving {p.parent.name} ({_engine(other)} pid {other['pid']})"
+            if not _on_this_host(other) and self.status(other).state == "ready":
+                return f"{other['host']} is serving {p.parent.name} ({_engine(other)} at {other['base_url']})"
         return None
 
     def ready_timeout_s(self, target: ResolvedTarget) -> float:
@@ -162,7 +203,8 @@ class LocalBackend:
         _check_verified(binary)
         work_dir.mkdir(parents=True, exist_ok=True)
         log_path = work_dir / "llama-server.log"
-        port = free_port()
+        host = bind_address()
+        port = free_port(host)
         cmd = [
             "timeout",
             "--signal=TERM",
@@ -172,7 +214,7 @@ class LocalBackend:
             "--model",
             str(model),
             "--host",
-            "127.0.0.1",  # loopback only
+            host,  # loopback unless workers on other hosts must reach it (LLMBENCH_LOCAL_BIND)
             "--port",
             str(port),
             "--parallel",
@@ -184,6 +226,8 @@ class LocalBackend:
             "--no-webui",
             *s.extra_args,
         ]
+        if host != LOOPBACK:
+            return self._spawn_kept("llama-server", cmd, host, log_path, port, build_id(binary))
         return self._spawn("llama-server", cmd, None, log_path, port, die_with_parent, build_id(binary))
 
     def start_vllm(self, s: VllmServing, work_dir: Path, die_with_parent: bool = False) -> Handle:
@@ -192,6 +236,10 @@ class LocalBackend:
         why_not = vllm.missing()
         if why_not:
             raise DeployError(why_not)
+        if bind_address() != LOOPBACK:
+            raise DeployError(
+                "vLLM on the local backend listens on loopback only; run it with LLMBENCH_LOCAL_BIND=127.0.0.1"
+            )
         work_dir.mkdir(parents=True, exist_ok=True)
         port = free_port()
         env = vllm.environment(dict(os.environ), s)
@@ -247,13 +295,66 @@ class LocalBackend:
             time.sleep(0.05)
         return handle
 
+    def _spawn_kept(
+        self, engine: str, cmd: list[str], host: str, log_path: Path, port: int, container_image: str
+    ) -> Handle:
+        """Start a server reachable from other hosts: led by a keeper (backends.local.keeper)
+        that stops it on an HTTP request carrying the per-deploy key, given on its stdin."""
+        import secrets
+        import sys
+
+        key = secrets.token_urlsafe(24)
+        keeper_port = free_port(host)
+        keeper = [sys.executable, "-m", "llmbench.backends.local.keeper", "--bind", host, "--port", str(keeper_port)]
+        keeper += ["--key-file-flag=--api-key-file", "--", *cmd]  # "=": a value that starts with "--"
+        deployed_at = datetime.now(UTC)
+        with log_path.open("ab") as log:
+            proc = subprocess.Popen(
+                keeper, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.PIPE, start_new_session=True
+            )
+        assert proc.stdin is not None
+        proc.stdin.write(key.encode() + b"\n")
+        proc.stdin.close()
+        handle = {
+            "backend": self.kind,
+            "engine": engine,
+            "pid": proc.pid,
+            "pgid": proc.pid,
+            "port": port,
+            "host": this_host(),
+            "base_url": f"http://{host}:{port}",
+            "keeper_url": f"http://{host}:{keeper_port}",
+            "api_key": key,  # handle.json (the results store) only: pipeline.deploy keeps it out of XCom
+            "log_path": str(log_path),
+            "command": cmd,
+            "deployed_at": deployed_at.isoformat(),
+            "container_image": container_image,
+        }
+        deadline = time.monotonic() + START_CHECK_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                stop_group(proc.pid)
+                raise DeployError(f"{engine} exited at start (code {proc.returncode}): {_tail(log_path)}")
+            if _accepts(port, host):
+                break
+            time.sleep(0.05)
+        return handle
+
     def status(self, handle: Handle) -> Readiness:
+        if not _on_this_host(handle):  # another host's server: only its answers tell
+            try:
+                servermetrics.fetch(handle["base_url"] + "/health", timeout_s=2.0, headers=_auth(handle))
+                return Readiness("ready")
+            except urllib.error.HTTPError as e:
+                return Readiness("pending", f"HTTP {e.code}")
+            except OSError as e:
+                return Readiness("pending", str(e))
         if not group_members(handle["pgid"]):
             return Readiness(
                 "failed", f"{_engine(handle)} exited before it was ready: {_tail(Path(handle['log_path']))}"
             )
-        try:
-            servermetrics.fetch(handle["base_url"] + "/health", timeout_s=2.0)  # 2 s in all (a wall-clock deadline)
+        try:  # 2 s in all (a wall-clock deadline)
+            servermetrics.fetch(handle["base_url"] + "/health", timeout_s=2.0, headers=_auth(handle))
             return Readiness("ready")
         except urllib.error.HTTPError as e:  # 503 while the model loads
             return Readiness("pending", f"HTTP {e.code}")
@@ -283,6 +384,7 @@ class LocalBackend:
         return Endpoint(
             url=handle["base_url"] + "/v1/chat/completions",
             model="default",
+            headers=_auth(handle),
             tokenize_api="llama-server",
             metrics_note="llama-server has no speculative-decoding, scheduler or cache counters (no vLLM metrics page)",
         )
@@ -290,13 +392,16 @@ class LocalBackend:
     def engine_version(self, handle: Handle) -> EngineVersion:
         if _engine(handle) == "vllm":
             return EngineVersion(*servermetrics.vllm_version(handle["base_url"]))
-        return EngineVersion(*servermetrics.llama_server_build(handle["base_url"]))
+        return EngineVersion(*servermetrics.llama_server_build(handle["base_url"], _auth(handle)))
 
     def teardown(self, handle: Handle) -> Teardown:
         # A handle from an earlier attempt may name a group that is long gone and whose id was
         # reused: only a group still running our server on our port is stopped.
-        if _serves_port(handle["pgid"], handle["port"]):
-            stop_group(handle["pgid"])
+        if _on_this_host(handle):
+            if _serves_port(handle["pgid"], handle["port"]):
+                stop_group(handle["pgid"])
+        elif handle.get("keeper_url"):
+            _stop_remote(handle)
         return torn_down(handle["deployed_at"])
 
     def janitor(self, region: str, now: datetime | None = None) -> list[dict[str, Any]]:
@@ -333,9 +438,23 @@ def _check_verified(binary: Path) -> None:
         raise DeployError(f"llama-server at {built} has not passed its smoke check on this CPU; run `make server`")
 
 
-def _accepts(port: int) -> bool:
+def _stop_remote(handle: Handle) -> None:
+    """Ask the server's keeper, on its host, to stop it; a host or keeper that is gone (a killed
+    worker's container) has taken the server with it."""
+    req = urllib.request.Request(handle["keeper_url"] + "/stop", data=b"", method="POST", headers=_auth(handle))
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+        with urllib.request.urlopen(req, timeout=30) as r:
+            r.read()
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"the keeper of {handle['base_url']} refused to stop it: HTTP {e.code}") from None
+    except OSError:
+        if _accepts(int(handle["port"]), str(handle["base_url"]).split("//", 1)[1].rsplit(":", 1)[0]):
+            raise RuntimeError(f"{handle['base_url']} still answers but its keeper does not") from None
+
+
+def _accepts(port: int, host: str = "127.0.0.1") -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.2):
             return True
     except OSError:
         return False

@@ -21,6 +21,7 @@ def add_parser(sub: Any) -> None:
 def run(a: argparse.Namespace) -> int:
     from llmbench import warehouse
     from llmbench.pipeline import ensure_report, load_tables, publish
+    from llmbench.results.union import mark_published
 
     run_dir = Path(a.run_dir)
     if not (run_dir / "tables" / "runs.parquet").exists():
@@ -30,6 +31,7 @@ def run(a: argparse.Namespace) -> int:
             frames = load_tables(str(run_dir))
             ensure_report(str(run_dir), frames)  # runs.report_path names it
             written = warehouse.publish(frames, a.warehouse)
+            mark_published(run_dir, frames)
             where = warehouse.redact(a.warehouse)
         else:
             out = publish(str(run_dir))

@@ -94,7 +94,10 @@ def _show(a: argparse.Namespace) -> int:
     print(
         "validation results: "
         + ", ".join(
-            str(Path(d) / "validation.json") for d in targets["raw_dir"] if (Path(d) / "validation.json").exists()
+            # a results store's objects are named as they are (a local folder's: where they exist)
+            f"{d}/validation.json" if "://" in d else str(Path(d) / "validation.json")
+            for d in targets["raw_dir"]
+            if "://" in d or (Path(d) / "validation.json").exists()
         )
     )
     report = Path(run["run_dir"]) / "report.html"

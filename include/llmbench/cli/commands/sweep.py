@@ -50,6 +50,7 @@ SWEEP_FILES = (
     "handle.json",
     "teardown.json",
     "llama-server.log",
+    "sweep.owner",
 )
 
 
