@@ -1,7 +1,9 @@
 """Airflow-facing glue: turns Airflow connections into what the llmbench library takes.
 
-The library imports no Airflow; DAG tasks call these to build its inputs. Imported inside tasks
-only (the amazon provider and boto3 are heavy).
+The library imports no Airflow; DAG tasks call these to build its inputs. The DAG files import
+this module at their top (the operators, trigger, notifier and retry defaults they wire), so it
+imports only airflow.sdk and the trigger base at module level: the amazon provider, boto3 and the
+llmbench library are imported inside the functions that need them (the heavy part).
 """
 
 from __future__ import annotations

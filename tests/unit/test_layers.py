@@ -9,6 +9,7 @@ import importlib
 import json
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -163,6 +164,29 @@ def test_every_subpackage_has_a_docstring_and_names_its_public_surface():
                     importlib.import_module(f"{module}.{name}")
                 except ImportError:
                     missing.append(f"{module}: __all__ names {name!r}, which it does not have")
+    assert not missing, missing
+
+
+def test_every_package_names_each_of_its_modules_in_its_docstring_and_its_surface():
+    """The reverse of the test above: a module added to a package is in its `__all__` (or its
+    `__init__` imports from it) and its docstring says it is there (issue 48: costmodel, capacity,
+    tokenizer and traffic were missing)."""
+    missing = []
+    for module, path in _modules().items():
+        if path.name != "__init__.py" or module == "llmbench" or module.startswith("llmbench.testing."):
+            continue
+        tree = ast.parse(path.read_text())
+        doc = ast.get_docstring(tree) or ""
+        pkg = importlib.import_module(module)
+        imported = {n.module.rsplit(".", 1)[-1] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
+        for sub in pkgutil.iter_modules(pkg.__path__):
+            # a backend kind's package is named once, in BUILTIN_KINDS (test_registry)
+            if sub.name.startswith("_") or sub.name in getattr(pkg, "BUILTIN_KINDS", ()):
+                continue
+            if sub.name not in getattr(pkg, "__all__", ()) and sub.name not in imported:
+                missing.append(f"{module}.{sub.name}: not in __all__ and not imported by the package")
+            if not re.search(rf"\b{sub.name}\b", doc):
+                missing.append(f"{module}.{sub.name}: the package docstring does not name it")
     assert not missing, missing
 
 

@@ -1,8 +1,8 @@
 """Backends: how to deploy, reach, stream from and tear down one kind of endpoint (the contract:
 llmbench.backends.base.Backend), one package per kind, each registering itself
 (llmbench.schemas.registry.BackendSpec) when imported, and what they share: the SigV4 signer and
-AWS event-stream framing (awsstream), a server's own counters and version (servermetrics), and
-one HTTP request under a wall-clock deadline (deadline).
+AWS event-stream framing (awsstream), a server's own counters and version (servermetrics),
+one HTTP request under a wall-clock deadline (deadline), and vLLM's server arguments (vllmargs).
 
 Importing this package registers every built-in kind (BUILTIN_KINDS); adding one is a package here
 and a line in BUILTIN_KINDS (docs/architecture.md walks through it)."""
@@ -20,7 +20,15 @@ BUILTIN_KINDS = ("local", "sagemaker", "ec2", "openai", "bedrock")
 for _kind in BUILTIN_KINDS:
     importlib.import_module(f"llmbench.backends.{_kind}")
 
-__all__ = ["BUILTIN_KINDS", "awsstream", "base", "deadline", "get_backend", "servermetrics"]
+__all__ = [
+    "BUILTIN_KINDS",
+    "awsstream",
+    "base",
+    "deadline",
+    "get_backend",
+    "servermetrics",
+    "vllmargs",
+]
 
 
 def get_backend(kind: str, **kwargs: Any) -> Backend:

@@ -3,4 +3,4 @@ what the commands share (output)."""
 
 from llmbench.cli.main import build_parser, main
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "commands", "main", "output"]

@@ -1,7 +1,18 @@
-"""What a run leaves and what is made of it: stage events (events), the tables (tables), their
-validation (validation), the HTML report (report), the weekly history page (history),
-recomputation from raw results (reprocess), what a date's publish keeps from earlier attempts
-(union), retention of raw results (retention), and the code
-version stamped on every row (codeversion)."""
+"""What a run leaves and what is made of it: stage events (events), the tables (tables) and the
+traffic-weighted cost rows in them (traffic), their validation (validation), the HTML report
+(report), the weekly history page (history), recomputation from raw results (reprocess), what a
+date's publish keeps from earlier attempts (union), retention of raw results (retention), and the
+code version stamped on every row (codeversion)."""
 
-__all__ = ["codeversion", "events", "history", "report", "reprocess", "retention", "tables", "union", "validation"]
+__all__ = [
+    "codeversion",
+    "events",
+    "history",
+    "report",
+    "reprocess",
+    "retention",
+    "tables",
+    "traffic",
+    "union",
+    "validation",
+]

@@ -23,5 +23,6 @@ __all__ = [
     "ResultsStore",
     "StoreError",
     "open_store",
+    "scratch",
     "use_filesystem",
 ]

@@ -1,7 +1,9 @@
 """Versioned schema migrations: migrations/NNN_name.sql applied once each, in number order, and
 the repeatable ones (the views) again whenever they change, recorded in llmbench.schema_migrations.
 
-Each file has a number of its own. Until 2026-12 eight files shared 015 (and three more 016-018) and
+Each versioned file has a number of its own. A repeatable file may share the number of the
+versioned file whose tables it reads (030-032: `030_traffic.sql`, then `030_traffic_views.sql`),
+and sorts after it (test_warehouse checks both). Until 2026-12 eight files shared 015 (and three more 016-018) and
 their order was alphabetical; they were renumbered without changing a byte, and a warehouse that
 recorded the old names has them renamed in its migration table before anything is applied
 (RENAMED), so nothing runs twice.

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from llmbench import warehouse
+from llmbench.warehouse import schema
 
 PG_ADMIN = os.environ.get("LLMBENCH_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -407,3 +408,16 @@ def test_a_warehouse_with_the_old_path_comparison_view_is_upgraded(db, tmp_path,
     at_slo = warehouse.query("SELECT run_key, levels, levels_meeting_slo, concurrency FROM llmbench.v_path_at_slo "
                              "ORDER BY run_key", target=db)
     assert at_slo.values.tolist() == [["new", 1, 1, 1], ["old", 1, 1, 1]]
+
+
+def test_each_versioned_migration_has_its_own_number_and_a_shared_one_is_its_views_after_it():
+    rows = schema.migrations(postgres=False)
+    numbers = [version.split("_", 1)[0] for version, _, _, repeatable in rows if not repeatable]
+    assert len(numbers) == len(set(numbers)) > 30
+    by_number: dict[str, list[int]] = {}
+    for i, (version, _, _, _) in enumerate(rows):
+        by_number.setdefault(version.split("_", 1)[0], []).append(i)
+    shared = [at for at in by_number.values() if len(at) > 1]
+    assert shared  # 030-032
+    for at in shared:  # a versioned file, then right after it the repeatable (views) file reading it
+        assert len(at) == 2 and at[1] == at[0] + 1 and not rows[at[0]][3] and rows[at[1]][3], rows[at[0]][0]

@@ -1,7 +1,8 @@
-"""llama-server on this machine (backend), the smoke check that proves a build on this CPU (smoke),
+"""llama-server or vLLM on this machine (backend; vLLM's own launch in vllm), the smoke check that
+proves a build on this CPU (smoke), the process that keeps a server reachable from other hosts (keeper),
 its serving knobs and target (models) and its registry entry (spec).
 Importing the package registers the kind (llmbench.schemas.registry)."""
 
 from llmbench.backends.local import spec  # noqa: F401 (registers the kind)
 
-__all__ = ["backend", "models", "smoke", "spec"]
+__all__ = ["backend", "keeper", "models", "smoke", "spec", "vllm"]
