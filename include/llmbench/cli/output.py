@@ -7,26 +7,9 @@ import argparse
 import sys
 from datetime import datetime
 
+from llmbench.analysis.columns import LEVEL_COLUMNS
 from llmbench.errors import SomeRequestsFailed
 from llmbench.redaction import for_terminal, redact
-
-LEVEL_COLUMNS = [
-    "arrival_rate_rps",
-    "concurrency",
-    "requests_ok",
-    "requests_failed",
-    "error_rate",
-    "output_tokens_per_s",
-    "requests_per_s",
-    "ttft_ms_p50",
-    "ttft_ms_p99",
-    "itl_ms_mean",
-    "itl_ms_p50",
-    "tpot_ms_p50",
-    "e2e_ms_p50",
-    "achieved_concurrency",
-    "client_cpu_pct",
-]
 
 
 def floats(s: str) -> list[float]:
