@@ -139,11 +139,11 @@ def test_the_check_catches_a_missing_path_a_stale_module_and_a_broken_link(tmp_p
     doc.write_text("`include/llmbench/loadgen/sweep.py`, `loadgen/{driver,wire}.py`, tests/unit/<package>/,\n"
                    "`llmbench.loadgen.sweep`, `llmbench.analysis.metrics.summarize_level`, `llmbench.targets`,\n"
                    "vLLM's benchmarks/serve.py, [testing](testing.md)\n"
-                   "`include/llmbench/sweep.py`, `quality.py`, `llmbench.models`, `llmbench.analysis.metrics.nope`,\n"
+                   "`include/llmbench/sweep.py`, `qualities.py`, `llmbench.models`, `llmbench.analysis.metrics.nope`,\n"
                    "benchmarks/serve.py, [gone](gone.md)\n")
     found = missing_citations(doc, files, tables)
     assert [f.split(": ", 1)[1] for f in found] == [
-        "include/llmbench/sweep.py", "quality.py", "llmbench.models", "llmbench.analysis.metrics.nope",
+        "include/llmbench/sweep.py", "qualities.py", "llmbench.models", "llmbench.analysis.metrics.nope",
         "benchmarks/serve.py", "link gone.md"]
     assert [f.split(": ", 1)[0] for f in found] == ["probe.md:4"] * 4 + ["probe.md:5"] * 2
 

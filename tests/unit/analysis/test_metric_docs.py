@@ -1,6 +1,6 @@
 """The metric documentation cannot drift from the definitions: every metric column the warehouse
 holds is described in docs/metrics.md, every column the SQL comments describe is too, and every
-function of metrics.py and pricing.py is named there (and every function it names exists)."""
+function of the metrics package and pricing.py is named there (and every function it names exists)."""
 
 import inspect
 import re
@@ -50,7 +50,8 @@ def test_every_column_the_sql_comments_describe_is_documented(tmp_path):
 def test_every_definition_is_named_and_every_named_one_exists():
     public = {f"{mod.__name__.split('.')[-1]}.{name}" for mod in (metrics, pricing)
               for name, fn in inspect.getmembers(mod, inspect.isfunction)
-              if fn.__module__ == mod.__name__ and not name.startswith("_")}
+              if fn.__module__.startswith(mod.__name__) and not name.startswith("_")}
+    assert len(public) > 50
     named = set(re.findall(r"`((?:metrics|pricing)\.[a-z_0-9]+)`", DOC)) - {"metrics.py", "pricing.py"}
     assert named - public == set(), "docs/metrics.md names functions that do not exist"
     unnamed = {p for p in public if p not in named and p.split(".")[1] not in DOC}

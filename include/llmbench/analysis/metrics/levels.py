@@ -1,0 +1,360 @@
+"""Per level: `summarize_level` reduces one list of request records into one row, in the spirit of
+vLLM's benchmarks/serve.py (all level metrics computed in one function over one list), with what
+it draws on (steady state, tokens per chunk, offered load) and what is read off a curve of levels
+(knees, degradation, repeats' confidence intervals)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from llmbench.analysis.metrics.client import client_saturated, client_starved, send_lateness_split
+from llmbench.analysis.metrics.requests import NS_PER_MS, chunk_tokens_of, distribution, per_token_itl_ms
+from llmbench.analysis.metrics.slo import goodput
+from llmbench.schemas.slo import Slo
+
+if TYPE_CHECKING:
+    from llmbench.schemas.records import RequestRecord
+
+
+def summarize_level(
+    records: Sequence[RequestRecord],
+    concurrency: int,
+    slo_ttft_ms: float | None = None,
+    slo_tpot_ms: float | None = None,
+    client_cpu_s: float | None = None,
+    slo: Slo | None = None,
+    client_runqueue_s: float | None = None,
+) -> dict[str, Any]:
+    """One level's row from its request records (records.RequestRecord, built by wire.build_record).
+
+    window_s: first send -> last completion over every attempted request (summed over the
+    level's repeats: the pauses between repeats are nobody's throughput). Throughputs count
+    successful requests only. achieved_concurrency: sum of request durations / window, evidence
+    that the client really held the level's concurrency. With an SLO (`slo`, or the old form's
+    slo_ttft_ms and slo_tpot_ms): goodput (goodput_rps, goodput_output_tokens_per_s) and whether the
+    level's latencies meet every objective (slo_latency_met; the error bound is level_meets_slo's).
+    client_runqueue_s: how long the client's event loop waited for a core during the level
+    (driver.thread_runqueue_s; None: not measured), which tells a starved client from a saturated one.
+    """
+    attempted = len(records)
+    ok = [r for r in records if r.ok]
+    failed = attempted - len(ok)
+    window_s = sum((max(r.end_ns for r in rep) - min(r.send_ns for r in rep)) / 1e9 for rep in _by_repeat(records))
+    out_tokens = sum(r.output_tokens for r in ok)
+    busy_s = sum((r.end_ns - r.send_ns) / 1e9 for r in records)
+
+    row: dict[str, Any] = {
+        "concurrency": concurrency,
+        "requests_attempted": attempted,
+        "requests_ok": len(ok),
+        "requests_failed": failed,
+        "error_rate": failed / attempted if attempted else None,
+        "errors_by_kind": json.dumps(dict(Counter(r.error_kind for r in records if not r.ok))),
+        "window_s": window_s,
+        "output_tokens_total": out_tokens,
+        "output_tokens_per_s": out_tokens / window_s if window_s > 0 else None,
+        "requests_per_s": len(ok) / window_s if window_s > 0 else None,
+        "input_tokens_mean": float(np.mean([r.input_tokens for r in ok if r.input_tokens is not None]))
+        if any(r.input_tokens is not None for r in ok)
+        else None,
+        "output_tokens_mean": out_tokens / len(ok) if ok else None,
+        "input_tokens_client_minus_server_mean": input_tokens_client_minus_server_mean(ok),
+        "achieved_concurrency": busy_s / window_s if window_s > 0 else None,
+        "client_cpu_pct": 100.0 * client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None,
+        # sends repeated on a fresh connection because the server had closed the reused one
+        "sends_retried": sum(1 for r in records if r.send_retried),
+    }
+    row.update(distribution((r.ttft_ms for r in ok), "ttft_ms"))
+    row.update(distribution((itl for r in ok for itl in per_token_itl_ms(r.itl_ms, r.chunk_tokens)), "itl_ms"))
+    row.update(distribution((gap for r in ok for gap in r.itl_ms), "chunk_gap_ms"))
+    row.update(chunk_tokens_level(ok))
+    row.update(distribution((r.tpot_ms for r in ok), "tpot_ms"))
+    row.update(distribution((r.e2e_ms for r in ok), "e2e_ms"))
+    row.update(distribution((r.send_lag_ms for r in records), "send_lag_ms"))
+    row.update(send_lateness_split(records))
+    row["client_runqueue_pct"] = (
+        100.0 * client_runqueue_s / window_s if client_runqueue_s is not None and window_s > 0 else None
+    )
+    row["client_starved"] = client_starved(client_runqueue_s, client_cpu_s)
+    row["client_saturated"] = client_saturated(row["client_cpu_pct"], row["client_lag_ms_p99"], row["client_starved"])
+    row.update(steady_state(records))
+    if slo is None and slo_ttft_ms is not None and slo_tpot_ms is not None:
+        slo = Slo(ttft_ms=slo_ttft_ms, tpot_ms=slo_tpot_ms)
+    row.update(goodput(records, window_s, slo))
+    return row
+
+
+def chunk_tokens_level(ok: Sequence[RequestRecord]) -> dict[str, Any]:
+    """How many tokens a level's chunks carried (successful requests): tokens_per_chunk_mean and
+    _max, multi_token_chunk_frac (the chunks carrying more than one), and chunk_tokens_source:
+    how they were counted (usage: per-chunk usage; content: one per content chunk; mixed)."""
+    counts = [k for r in ok for k in chunk_tokens_of(r)]
+    sources = sorted({r.chunk_tokens_source for r in ok})
+    if not counts:
+        return {"tokens_per_chunk_mean": None, "tokens_per_chunk_max": None, "multi_token_chunk_frac": None,
+                "chunk_tokens_source": None}  # fmt: skip
+    return {
+        "tokens_per_chunk_mean": sum(counts) / len(counts),
+        "tokens_per_chunk_max": max(counts),
+        "multi_token_chunk_frac": sum(1 for k in counts if k > 1) / len(counts),
+        "chunk_tokens_source": sources[0] if len(sources) == 1 else "mixed",
+    }
+
+
+def input_tokens_client_minus_server_mean(records: Sequence[RequestRecord]) -> float | None:
+    """Mean of (the client's count of a prompt with the served model's tokenizer - the server's
+    reported usage.prompt_tokens) over the records that have both: how far the sizing missed;
+    None when no prompt was counted (words ~ tokens) or no usage was reported."""
+    diffs = [
+        r.input_tokens_client - r.input_tokens
+        for r in records
+        if r.input_tokens_client is not None and r.input_tokens is not None
+    ]
+    return float(np.mean(diffs)) if diffs else None
+
+
+def _by_repeat(records: Sequence[RequestRecord]) -> list[list[RequestRecord]]:
+    groups: dict[int, list[RequestRecord]] = {}
+    for r in records:
+        groups.setdefault(r.repeat or 0, []).append(r)
+    return list(groups.values())
+
+
+def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
+    """The level without its ramp-up and tail. Ramp-up: until the first request completes, every
+    stream is still in its first request, all sent at once. Tail: after the last request was sent,
+    streams only drain. Between the two the closed loop holds its concurrency; over that window
+    (each repeat's, summed): output tokens whose chunk arrived inside it (a chunk counts the
+    tokens per-chunk usage gave it, else output_tokens / chunks of its request's tokens) per
+    second, and TTFT of the requests sent inside it. None when the level was too short to have such a window."""
+    keys = ("steady_window_s", "steady_requests", "steady_output_tokens_per_s", "steady_ttft_ms_p50")
+    tokens, window_s, inside = 0.0, 0.0, []
+    for rep in _by_repeat(records):
+        ok = [r for r in rep if r.ok and r.first_content_ns is not None]
+        start_ns = min(r.end_ns for r in rep)
+        end_ns = max(r.send_ns for r in rep)
+        if not ok or end_ns <= start_ns:
+            continue
+        for r in ok:
+            chunk_ns: list[float] = [float(r.first_content_ns or 0)]  # ok: every r has a first chunk
+            for gap_ms in r.itl_ms:
+                chunk_ns.append(chunk_ns[-1] + gap_ms * NS_PER_MS)
+            if r.chunk_tokens_source == "usage":  # each chunk's own count
+                tokens += sum(k for t, k in zip(chunk_ns, r.chunk_tokens, strict=False) if start_ns <= t <= end_ns)
+            else:
+                per_chunk = r.output_tokens / max(1, len(chunk_ns))
+                tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
+        inside += [r for r in ok if start_ns <= r.send_ns <= end_ns]
+        window_s += (end_ns - start_ns) / 1e9
+    if window_s <= 0:
+        return dict.fromkeys(keys)
+    return {
+        "steady_window_s": window_s,
+        "steady_requests": len(inside),
+        "steady_output_tokens_per_s": tokens / window_s,
+        "steady_ttft_ms_p50": distribution((r.ttft_ms for r in inside), "ttft_ms")["ttft_ms_p50"],
+    }
+
+
+def schedule_output_tokens_per_s(concurrency: int, ttft_ms: float, itl_ms: float, output_tokens: int) -> float:
+    """The ideal throughput of a closed loop: `concurrency` streams against a server with a fixed
+    TTFT T, inter-token latency I and N output tokens per request, every stream sending its next
+    request the instant its previous one ended: C * N / (T + (N - 1) * I), in tokens per second."""
+    if concurrency < 1 or output_tokens < 1 or ttft_ms < 0 or itl_ms < 0 or ttft_ms + itl_ms <= 0:
+        raise ValueError("concurrency and output_tokens must be >= 1, ttft_ms and itl_ms >= 0, not both 0")
+    return concurrency * output_tokens / ((ttft_ms + (output_tokens - 1) * itl_ms) / 1000.0)
+
+
+def schedule_deficit_pct(achieved: float | None, ideal: float) -> float | None:
+    """How far below the schedule's ideal an achieved throughput stayed, in percent of the ideal
+    (negative: above it)."""
+    if achieved is None or ideal <= 0:
+        return None
+    return 100.0 * (1.0 - achieved / ideal)
+
+
+def turnaround_ms(records: Iterable[Any]) -> list[float]:
+    """A closed loop's turnaround: for each stream (records with the same repeat and worker >= 0;
+    open-loop records, worker -1, have no stream), its requests in send order, and for each
+    consecutive pair the time from the completion of one (end_ns) to the send of the next
+    (send_ns), in ms. What the client spends turning a finished request into the next one: a
+    schedule's ideal throughput assumes 0. Takes anything with repeat, worker, send_ns and end_ns
+    (RequestRecord, or a namespace over a requests.jsonl row)."""
+    streams: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for r in records:
+        if r.worker is None or r.worker < 0:
+            continue
+        streams.setdefault((r.repeat or 0, r.worker), []).append((r.send_ns, r.end_ns))
+    gaps: list[float] = []
+    for reqs in streams.values():
+        reqs.sort()
+        gaps.extend((nxt[0] - prev[1]) / NS_PER_MS for prev, nxt in zip(reqs, reqs[1:], strict=False))
+    return gaps
+
+
+def offered_load(
+    records: Sequence[Any],
+    concurrency: int,
+    ttft_ms: float,
+    itl_ms: float,
+    output_tokens: int,
+    achieved_output_tokens_per_s: float | None,
+    achieved_concurrency: float | None = None,
+) -> dict[str, Any]:
+    """A closed-loop level held against its schedule: the ideal throughput
+    (schedule_output_tokens_per_s), the achieved one, the deficit in percent
+    (schedule_deficit_pct), the achieved concurrency, and the turnaround's p50, p99 and max in ms
+    (turnaround_ms; None when no stream sent twice)."""
+    ideal = schedule_output_tokens_per_s(concurrency, ttft_ms, itl_ms, output_tokens)
+    gaps = np.asarray(turnaround_ms(records), dtype=float)
+    p50, p99, top = (
+        (float(np.percentile(gaps, 50)), float(np.percentile(gaps, 99)), float(gaps.max()))
+        if gaps.size
+        else (None, None, None)
+    )
+    return {
+        "schedule_output_tokens_per_s": ideal,
+        "output_tokens_per_s": achieved_output_tokens_per_s,
+        "schedule_deficit_pct": schedule_deficit_pct(achieved_output_tokens_per_s, ideal),
+        "achieved_concurrency": achieved_concurrency,
+        "turnaround_ms_p50": p50,
+        "turnaround_ms_p99": p99,
+        "turnaround_ms_max": top,
+        "turnarounds": int(gaps.size),
+    }
+
+
+def knee_concurrency(levels: Sequence[dict[str, Any]], fraction: float = 0.9) -> int | None:
+    """The knee of the latency-throughput curve: the lowest concurrency that reaches `fraction` of
+    the best output throughput. Beyond it, more concurrency buys mostly latency."""
+    rated = [
+        (lv["concurrency"], lv["output_tokens_per_s"])
+        for lv in levels
+        if lv.get("output_tokens_per_s") is not None and lv["output_tokens_per_s"] == lv["output_tokens_per_s"]
+    ]
+    if not rated:
+        return None
+    best = max(tps for _, tps in rated)
+    return min(c for c, tps in rated if tps >= fraction * best)
+
+
+def latency_knee_concurrency(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_p90") -> int | None:
+    """Seed 003's knee: the level past which latency starts to grow faster than throughput. Over
+    the levels in order of concurrency, the first step whose relative p90 latency growth exceeds
+    its relative output-throughput growth (L1/L0 - 1 > T1/T0 - 1); the knee is the concurrency
+    before that step. None when no step does (or with fewer than two rated levels)."""
+    rated: list[tuple[int, float, float]] = sorted(
+        (lv["concurrency"], float(lv["output_tokens_per_s"]), float(lv[metric]))
+        for lv in levels
+        if lv.get("output_tokens_per_s") and lv.get(metric) and lv[metric] == lv[metric]
+    )
+    for (c0, t0, l0), (_, t1, l1) in zip(rated, rated[1:], strict=False):
+        if l1 / l0 - 1 > t1 / t0 - 1:
+            return int(c0)
+    return None
+
+
+def latency_degradation(levels: Sequence[dict[str, Any]], metric: str = "e2e_ms_p50") -> float | None:
+    """How much slower a request gets from the lowest to the highest concurrency (seed 002's
+    table): metric at the highest level / at the lowest - 1 (0.5 = 50 % slower). None with
+    fewer than two levels or a missing value."""
+    rated = sorted((lv["concurrency"], lv.get(metric)) for lv in levels)
+    if len(rated) < 2 or not rated[0][1] or rated[-1][1] is None or rated[-1][1] != rated[-1][1]:
+        return None
+    return rated[-1][1] / rated[0][1] - 1
+
+
+# Student's t, two-sided 95 %, by degrees of freedom (repeats - 1); beyond 30, the normal's 1.96.
+_T95 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    11: 2.201,
+    12: 2.179,
+    13: 2.160,
+    14: 2.145,
+    15: 2.131,
+    16: 2.120,
+    17: 2.110,
+    18: 2.101,
+    19: 2.093,
+    20: 2.086,
+    25: 2.060,
+    30: 2.042,
+}
+
+
+def confidence_interval(values: Sequence[float | None]) -> tuple[float | None, float | None]:
+    """95 % confidence interval of the mean of repeated measurements (Student's t): (low, high),
+    or (None, None) with fewer than two values."""
+    vals = [v for v in values if v is not None and v == v]
+    if len(vals) < 2:
+        return None, None
+    arr = np.asarray(vals, dtype=float)
+    df = len(arr) - 1
+    t = _T95.get(df) or (1.96 if df > 30 else _T95[max(k for k in _T95 if k <= df)])
+    half = t * arr.std(ddof=1) / np.sqrt(len(arr))
+    return float(arr.mean() - half), float(arr.mean() + half)
+
+
+def total_tokens_per_s(level: dict[str, Any]) -> float | None:
+    """Input + output tokens per second: output tok/s + mean input tokens x successful requests/s.
+    None where the level produced no output throughput."""
+    out_tps = level.get("output_tokens_per_s")
+    if not out_tps:
+        return None
+    return out_tps + (level.get("input_tokens_mean") or 0) * (level.get("requests_per_s") or 0)
+
+
+def input_tokens_per_output_token(level: dict[str, Any]) -> float | None:
+    """The level's measured input:output ratio: mean input tokens / mean output tokens per
+    successful request (what a per-token price is blended at). None where either is unknown."""
+    in_mean, out_mean = level.get("input_tokens_mean"), level.get("output_tokens_mean")
+    if not in_mean or not out_mean or in_mean != in_mean or out_mean != out_mean:  # None, 0 or NaN
+        return None
+    return float(in_mean) / float(out_mean)
+
+
+def decode_tokens_per_s_per_stream(tpot_ms_p50: float | None) -> float | None:
+    """One stream's decode rate: 1000 / median time per output token."""
+    return 1000 / tpot_ms_p50 if tpot_ms_p50 else None
+
+
+def shared_prefix_fraction(shared_prefix_tokens: int, other_input_tokens_mean: float) -> float | None:
+    """The fraction of a request's input tokens that are a shared prefix (workload.shared_prefix_tokens
+    over the whole prompt): what prefix caching can at best skip. None without a prompt."""
+    total = shared_prefix_tokens + other_input_tokens_mean
+    return shared_prefix_tokens / total if total > 0 else None
+
+
+def trace_shared_fraction(
+    hash_ids: Sequence[Sequence[int]], input_lengths: Sequence[int], block_tokens: int
+) -> float | None:
+    """A trace's shared fraction of input tokens: the tokens of blocks (hash ids) an earlier request
+    of the trace already sent, over all input tokens (each request's blocks cut to its length)."""
+    seen: set[int] = set()
+    shared = total = 0
+    for ids, n in zip(hash_ids, input_lengths, strict=True):
+        total += n
+        left = n
+        for h in ids:
+            if left <= 0:
+                break
+            take = min(block_tokens, left)
+            if h in seen:
+                shared += take
+            seen.add(h)
+            left -= take
+    return shared / total if total else None
