@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,16 @@ from llmbench.backends.base import Backend, DeployError, Handle, seconds_since
 from llmbench.errors import LlmbenchError
 from llmbench.results.events import record_event, record_failure, stage
 from llmbench.results.tables import build_tables, load_tables
-from llmbench.results.union import latest_published, mark_published
+from llmbench.results.union import mark_published
+from llmbench.results.workspace import (
+    attempt_handles,
+    earlier_attempts,
+    earlier_handles_in_store,
+    load_plan,
+    remote_store,
+    run_folder,
+    working,
+)
 from llmbench.schemas.asset import AssetWarehouse, PublishedAsset
 from llmbench.schemas.targets import ResolvedTarget, RunPlan
 
@@ -95,27 +103,9 @@ def plan(
         run, _ = plan_checked(config, logical_date, params, write=False)
         check_distributed(run, executor, settings("shared_disk").shared_disk)
         return [t.model_dump(mode="json") for t in _write_plan(run).targets]
-    from llmbench import paths
-    from llmbench.planning.config import load_config, make_run_key
-    from llmbench.results.reprocess import RawResultsMissing, check_raw_results
-    from llmbench.store import open_store
+    from llmbench.results.reprocess import latest_targets
 
-    cfg = load_config(config)
-    run_key = make_run_key(cfg.name, logical_date)
-    store = open_store(cfg.results.uri)
-    if store.remote:  # listed in the store; its raw results are checked when they are reprocessed
-        from llmbench.results.union import latest_published_in_store
-
-        attempt = latest_published_in_store(store, run_key)
-        if attempt is None:
-            raise RawResultsMissing(
-                f"{run_key}: no published run under {store.uri(store.layout.run_key_prefix(run_key))}"
-            )
-        return [t.model_dump(mode="json") for t in load_plan(store.uri(attempt)).targets]
-    last = latest_published(paths.runs_dir() / run_key)
-    if last is None:
-        raise RawResultsMissing(f"{run_key}: no published run under {paths.runs_dir() / run_key}")
-    return [t.model_dump(mode="json") for t in check_raw_results(last.run_dir).targets]
+    return latest_targets(config, logical_date)
 
 
 class BudgetNotApproved(LlmbenchError, RuntimeError):
@@ -125,7 +115,7 @@ class BudgetNotApproved(LlmbenchError, RuntimeError):
 
 def _write_plan(run: RunPlan) -> RunPlan:
     """Write a checked plan's plan.json where its run folder is (the results store)."""
-    store = _remote_store(run.results_root)
+    store = remote_store(run.results_root)
     if store is not None:
         store.put_text(f"{store.key_of(run.run_dir)}/plan.json", run.model_dump_json(indent=2))
     else:
@@ -216,121 +206,7 @@ def _progress(target: ResolvedTarget) -> Callable[[str], None]:
     return lambda msg: log.info("%s: %s", target.target_id, msg)
 
 
-# ---- where a task works: the results store, or a local copy of it (llmbench.store) -----------
-
-
-def _remote_store(root: str | None) -> Any:
-    """The object store at `root`, or None for a local one (its folders are used in place)."""
-    if root is None or "://" not in root:
-        return None
-    from llmbench.store import open_store
-
-    return open_store(root)
-
-
-@contextmanager
-def _working(t: ResolvedTarget, attempt_files: bool = False) -> Iterator[tuple[ResolvedTarget, Callable[[Any], str]]]:
-    """(the target as the task works on it, local path -> where it is published). In an object
-    store: a local copy of the target's folder (and, with attempt_files, of plan.json and
-    tables/), uploaded when the task ends, whatever happened; locally: the folder itself."""
-    store = _remote_store(t.results_root)
-    if store is None:
-        yield t, str
-        return
-    from llmbench.store.scratch import mirror
-
-    with mirror(store, store.key_of(t.run_dir), t.target_id, attempt_files) as m:
-        yield t.model_copy(update={"run_dir": str(m.local)}), m.uri_of
-
-
-def _store_root(run_dir: str) -> str | None:
-    """The root of the object store an attempt's URI is in (its layout: <root>/runs/date=...)."""
-    if "://" not in run_dir:
-        return None
-    root, found, _ = run_dir.partition("/runs/date=")
-    if not found:
-        raise ValueError(f"{run_dir}: not an attempt of a results store (<root>/runs/date=.../attempt=...)")
-    return root
-
-
-@contextmanager
-def _run_folder(run_dir: str, raw: bool = True) -> Iterator[tuple[str, Callable[[Any], str] | None]]:
-    """(a local run folder for a run-level task, local path -> its URI or None). In an object
-    store: with `raw`, a local copy of every attempt of the run key (tables are built over the
-    union, which reads earlier attempts' targets); else of the attempt's own files (plan, tables,
-    report); uploaded when the task ends. Locally: the folder itself."""
-    store = _remote_store(_store_root(run_dir))
-    if store is None:
-        yield run_dir, None
-        return
-    from llmbench.store.scratch import mirror
-
-    attempt = store.key_of(run_dir)
-    if not raw:
-        with mirror(store, attempt, attempt_files=True, local_name=store.layout.name_of(attempt)) as m:
-            yield str(m.local), m.uri_of
-        return
-    prefix = attempt.rsplit("/", 1)[0]
-    with mirror(store, prefix, levels=("attempt", "target"), local_name=store.layout.name_of(prefix)) as m:
-        yield str(m.local / store.layout.name_of(attempt)), m.uri_of
-
-
-@contextmanager
-def _attempt_handles(t: ResolvedTarget) -> Iterator[ResolvedTarget]:
-    """The target, its run folder holding every target's handle.json and teardown.json of its
-    attempt (in an object store: a local copy of just those, read-only); locally as it is."""
-    store = _remote_store(t.results_root)
-    if store is None:
-        yield t
-        return
-    import shutil
-    import tempfile
-
-    from llmbench.store.scratch import Mirror
-
-    local = Path(tempfile.mkdtemp(prefix="llmbench-handles-"))
-    try:
-        m = Mirror(store, store.key_of(t.run_dir), local)
-        for key in store.list_keys(m.prefix):
-            if key.endswith(("/handle.json", "/teardown.json")):
-                store.get_file(key, local / m.rel_of(key))
-        yield t.model_copy(update={"run_dir": str(local)})
-    finally:
-        shutil.rmtree(local, ignore_errors=True)
-
-
-def load_plan(run_dir: str) -> RunPlan:
-    """An attempt's plan, from the results store wherever it is."""
-    store = _remote_store(_store_root(run_dir))
-    if store is None:
-        return RunPlan.load(run_dir)
-    return RunPlan.model_validate_json(store.get_text(f"{store.key_of(run_dir)}/plan.json"))
-
-
 # ---- per-target tasks ------------------------------------------------------------------------
-
-
-def _earlier_attempts(target: ResolvedTarget) -> list[Path]:
-    """Handles of this target that never reached teardown, left by earlier attempts of the same
-    run key or by an earlier try of this very deploy (a retry, or the group cleared after a worker
-    died): a worker killed mid-run (SIGKILL, lost node) leaves exactly these."""
-    return sorted(
-        p
-        for p in Path(target.run_dir).parent.glob(f"*/{target.target_id}/handle.json")
-        if not (p.parent / "teardown.json").exists()
-    )
-
-
-def _earlier_handles_in_store(target: ResolvedTarget) -> list[tuple[Any, str]]:
-    """(store, target folder key) of this target's handles without a teardown, in every attempt of
-    its run key in the object store (this one's included): listed there, never globbed on a disk."""
-    store = _remote_store(target.results_root)
-    if store is None:
-        return []
-    keys = set(store.list_keys(store.layout.run_key_prefix(target.run_key)))
-    wanted = store.layout.target("", target.target_id).strip("/")
-    folders = {k.rsplit("/", 1)[0] for k in keys if k.endswith("/handle.json")}
-    return [(store, f) for f in sorted(folders) if f.rsplit("/", 1)[-1] == wanted and f"{f}/teardown.json" not in keys]
 
 
 def reap_earlier_attempts(target: ResolvedTarget, backend: Backend, stored: ResolvedTarget | None = None) -> list[str]:
@@ -341,7 +217,7 @@ def reap_earlier_attempts(target: ResolvedTarget, backend: Backend, stored: Reso
     handles are then found in the store (this attempt's own in the local copy, uploaded with it)."""
     reaped = []
     if stored is not None:
-        found = _earlier_handles_in_store(stored)
+        found = earlier_handles_in_store(stored)
         here = found[0][0].key_of(stored.run_dir) if found else ""
         for store, folder in found:
             own = folder == store.layout.target(here, target.target_id)
@@ -355,7 +231,7 @@ def reap_earlier_attempts(target: ResolvedTarget, backend: Backend, stored: Reso
             log.warning("%s: removed what an earlier attempt left running (%s)", target.target_id, store.uri(folder))
             reaped.append(store.uri(folder))
         return reaped
-    for p in _earlier_attempts(target):
+    for p in earlier_attempts(target):
         outcome = backend.teardown(json.loads(p.read_text()))
         (p.parent / "teardown.json").write_text(
             json.dumps({**outcome.to_json(), "reaped_by": str(target.dir)}, indent=2)
@@ -367,7 +243,7 @@ def reap_earlier_attempts(target: ResolvedTarget, backend: Backend, stored: Reso
 
 def deploy(target: Target, **backend_kwargs: Any) -> Handle:
     planned = ResolvedTarget.of(target)
-    with _working(planned) as (t, at), stage(t, "deploy"):
+    with working(planned) as (t, at), stage(t, "deploy"):
         backend = _backend(t, backend_kwargs)
         reaped = reap_earlier_attempts(t, backend, planned if t is not planned else None)
         if reaped:
@@ -404,14 +280,14 @@ def capacity_busy(target: Target, **backend_kwargs: Any) -> str | None:
     """One look at the backend's capacity, changing nothing: None when a deploy may go now, else
     what holds it (the DAG's deferred deploy waits on the triggerer with this look)."""
     t = ResolvedTarget.of(target)
-    with _attempt_handles(t) as seen:  # the run's other handles, wherever the results store is
+    with attempt_handles(t) as seen:  # the run's other handles, wherever the results store is
         return _backend(t, backend_kwargs).capacity_available(seen)
 
 
 def check_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> bool:
     """One readiness look: True when ready, False while starting; raises when the endpoint failed
     or its ready timeout has passed since deploy. Only the outcome is an event."""
-    with _working(ResolvedTarget.of(target)) as (t, _):
+    with working(ResolvedTarget.of(target)) as (t, _):
         try:
             _still_deployed(t)
             handle = _secrets(t, handle)
@@ -432,7 +308,7 @@ def check_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> bool:
 
 
 def wait_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> None:
-    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "wait_ready"):
+    with working(ResolvedTarget.of(target)) as (t, at), stage(t, "wait_ready"):
         _still_deployed(t)
         handle = _secrets(t, handle)
         backend = _backend(t, backend_kwargs)
@@ -442,7 +318,7 @@ def wait_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> None:
 def warm_up(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, Any]:
     from llmbench.loadgen.sweep import run_warmup
 
-    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "warm_up"):
+    with working(ResolvedTarget.of(target)) as (t, at), stage(t, "warm_up"):
         _still_deployed(t)
         handle = _secrets(t, handle)
         backend = _backend(t, backend_kwargs)
@@ -478,7 +354,7 @@ def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
 
     if ResolvedTarget.of(target).quality is None:
         return {"skipped": "the config has no quality section"}
-    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "quality"):
+    with working(ResolvedTarget.of(target)) as (t, at), stage(t, "quality"):
         assert t.quality is not None
         _still_deployed(t)
         handle = _secrets(t, handle)
@@ -491,7 +367,7 @@ def quality(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, 
 def sweep(target: Target, handle: Handle, **backend_kwargs: Any) -> dict[str, str]:
     from llmbench.loadgen.sweep import run_sweep
 
-    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "sweep"):
+    with working(ResolvedTarget.of(target)) as (t, at), stage(t, "sweep"):
         _still_deployed(t)
         handle = _secrets(t, handle)
         endpoint = _backend(t, backend_kwargs).endpoint(handle)
@@ -522,7 +398,7 @@ def capacity_search(t: ResolvedTarget, endpoint: Any, swept: list[dict[str, Any]
 def validate(target: Target, swept: dict[str, str]) -> dict[str, Any]:
     from llmbench.results.validation import validate_results
 
-    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "validate"):
+    with working(ResolvedTarget.of(target)) as (t, at), stage(t, "validate"):
         # the target's own records (the copy this task works on), whatever the sweep returned
         outcome = validate_results(
             t.dir / "requests.parquet",
@@ -539,7 +415,7 @@ def validate(target: Target, swept: dict[str, str]) -> dict[str, Any]:
 
 def teardown(target: Target, handle: Handle | None, **backend_kwargs: Any) -> dict[str, Any]:
     """Delete what deploy created. A missing handle (deploy never returned) is read from disk."""
-    with _working(ResolvedTarget.of(target)) as (t, at), stage(t, "teardown"):
+    with working(ResolvedTarget.of(target)) as (t, at), stage(t, "teardown"):
         if handle is None:
             p = t.dir / "handle.json"
             handle = json.loads(p.read_text()) if p.exists() else None
@@ -565,7 +441,7 @@ def price_performance(
     them under <run_dir>/tables/ and return run_dir. Runs whatever happened to the targets: a
     failed target is a row too. reprocess: recompute the stored run's levels and validation first,
     with today's code and config (llmbench.results.reprocess.reprocess_run; prices frozen or current)."""
-    with _run_folder(run_dir) as (here, locate):
+    with run_folder(run_dir) as (here, locate):
         if mode == "reprocess":
             from llmbench.results.reprocess import reprocess_run
 
@@ -581,7 +457,7 @@ def publish(run_dir: str, dsn: str | None = None) -> dict[str, Any]:
     PostgreSQL through `dsn` (the DAG builds it from the config's Airflow connection). Returns
     where (redacted: no credentials) and the rows written, plus `asset_extra`: what the Asset
     carries when check has passed (llmbench.schemas.asset.PublishedAsset, as JSON)."""
-    with _run_folder(run_dir, raw=False) as (here, _):
+    with run_folder(run_dir, raw=False) as (here, _):
         return _publish(here, dsn)
 
 
@@ -627,7 +503,7 @@ def report(run_dir: str) -> str:
     """The run's report.html, from its tables; returns where it is published."""
     from llmbench.results.report import write_report
 
-    with _run_folder(run_dir, raw=False) as (here, locate):
+    with run_folder(run_dir, raw=False) as (here, locate):
         written = str(write_report(load_tables(here), Path(here) / "report.html"))
         return locate(written) if locate else written
 
@@ -642,7 +518,7 @@ def history(target: Path | str | None = None, out: Path | str | None = None) -> 
     from llmbench.settings import settings
 
     if out is None:  # an object store holds it beside the runs, for every host and BI user to read
-        store = _remote_store(settings("results_uri").results_uri)
+        store = remote_store(settings("results_uri").results_uri)
         if store is not None:
             import tempfile
 
@@ -683,7 +559,7 @@ def prune_raw_results(results_root: str | None = None) -> str:
         return f"nothing pruned: {e}"
     if weeks is None:
         return f"raw results are kept for ever ({RAW_RESULTS_WEEKS_ENV} unset)"
-    store = _remote_store(results_root)
+    store = remote_store(results_root)
     removed = prune_store(store, weeks) if store is not None else prune_raw_results(weeks)
     for attempt in removed:
         log.info("removed raw results older than %d week(s): %s", weeks, attempt)
@@ -695,7 +571,7 @@ def check(run_dir: str) -> str:
     validation or failed the quality gate. Targets it inherited from earlier attempts of the date
     (llmbench.results.union) are named when they failed, but do not fail this run: it did not
     run them, and re-running them is what fixes them."""
-    with _run_folder(run_dir, raw=False) as (here, _):
+    with run_folder(run_dir, raw=False) as (here, _):
         targets = load_tables(here)["targets"]
         own = {t.target_id for t in RunPlan.load(here).targets}
     problems: list[str] = []

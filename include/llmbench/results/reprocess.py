@@ -326,3 +326,32 @@ def reprocess_range(
         outcomes.append(RunOutcome(r["run_key"], r["logical_date"], "reprocessed", detail))
         say(f"[{i}/{len(runs)}] {r['run_key']}: reprocessed, published {detail}")
     return outcomes
+
+
+def latest_targets(config: str, logical_date: Any) -> list[dict[str, Any]]:
+    """A reprocess's targets: those of the run key's latest published attempt, whose raw results
+    are checked to be all there first (RawResultsMissing, one line, otherwise); nothing is planned
+    anew. In an object store the attempt is listed there; its raw results are checked when they
+    are reprocessed."""
+    from llmbench import paths
+    from llmbench.planning.config import load_config, make_run_key
+    from llmbench.results.union import latest_published
+    from llmbench.results.workspace import load_plan
+    from llmbench.store import open_store
+
+    cfg = load_config(config)
+    run_key = make_run_key(cfg.name, logical_date)
+    store = open_store(cfg.results.uri)
+    if store.remote:  # listed in the store; its raw results are checked when they are reprocessed
+        from llmbench.results.union import latest_published_in_store
+
+        attempt = latest_published_in_store(store, run_key)
+        if attempt is None:
+            raise RawResultsMissing(
+                f"{run_key}: no published run under {store.uri(store.layout.run_key_prefix(run_key))}"
+            )
+        return [t.model_dump(mode="json") for t in load_plan(store.uri(attempt)).targets]
+    last = latest_published(paths.runs_dir() / run_key)
+    if last is None:
+        raise RawResultsMissing(f"{run_key}: no published run under {paths.runs_dir() / run_key}")
+    return [t.model_dump(mode="json") for t in check_raw_results(last.run_dir).targets]

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from llmbench.backends.base import DeployError
-from llmbench.backends.ec2.backend import neuron_devices, user_data
+from llmbench.backends.ec2.userdata import neuron_devices, user_data
 from llmbench.schemas.targets import ContainerImage, LmiServing, NeuronServing, VllmServing
 from tests.integration.ec2_fixtures import ec2_target
 

@@ -1,6 +1,6 @@
 """A run whose results store is S3 (issue 42): the six-path run of test_path_comparison planned
 with LLMBENCH_RESULTS_URI=s3://<bucket>/llmbench, each target's raw results written by a task on
-its local copy and uploaded (pipeline._working, as every per-target task does), then
+its local copy and uploaded (workspace.working, as every per-target task does), then
 price_performance, publish, report and check from the store alone; a partial re-run inherits from
 the store; a reprocess recomputes from it; retention prunes it. Nothing is left on the local disk
 but the warehouse."""
@@ -15,6 +15,7 @@ import yaml
 from llmbench import pipeline, warehouse
 from llmbench.planning.plan import plan
 from llmbench.results.retention import prune_store
+from llmbench.results import workspace
 from llmbench.results.union import UnionSourceMissing
 from llmbench.store import ResultsStore
 
@@ -35,7 +36,7 @@ def env(tmp_path, monkeypatch, s3_env):
 def _measured_in_store(run, concurrencies=(1, 2)):
     """Each target's raw results as its sweep task leaves them: written on a local copy, uploaded."""
     for t in run.targets:
-        with pipeline._working(t) as (local, _):
+        with workspace.working(t) as (local, _):
             _measure(run.model_copy(update={"targets": [local]}), concurrencies)
 
 
@@ -110,14 +111,14 @@ def test_a_task_uploads_what_it_wrote_even_when_it_fails(env):
     cfg, _, store = env
     run = plan(str(cfg), DATE, {"targets": ["mine"]})
     (t,) = run.targets
-    with pytest.raises(RuntimeError, match="lost the endpoint"), pipeline._working(t) as (local, _):
+    with pytest.raises(RuntimeError, match="lost the endpoint"), workspace.working(t) as (local, _):
         local.dir.mkdir(parents=True)
         (local.dir / "requests.jsonl").write_text('{"request_index": 0}\n')
         raise RuntimeError("lost the endpoint")
     key = f"{store.key_of(run.run_dir)}/target=mine/requests.jsonl"
     assert store.get_text(key) == '{"request_index": 0}\n'
     # the next task's copy starts from it, and a file it removes is removed from the store
-    with pipeline._working(t) as (local, _):
+    with workspace.working(t) as (local, _):
         assert (local.dir / "requests.jsonl").exists()
         (local.dir / "requests.jsonl").unlink()
     assert not store.exists(key)

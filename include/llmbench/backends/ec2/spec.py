@@ -101,7 +101,7 @@ def platform_kwargs(target: BackendTargetBase, platform: Platform) -> dict[str, 
 def vllm_launch(target: Any) -> tuple[list[str], str | None] | None:
     """The `vllm serve` flags of the instance's container: the user data's `docker run` words after
     the image name; and the image's vLLM version."""
-    from llmbench.backends.ec2.backend import serve_command
+    from llmbench.backends.ec2.userdata import serve_command
     from llmbench.backends.vllmargs import image_version
     from llmbench.schemas.targets import VllmServing
 
