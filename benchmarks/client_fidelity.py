@@ -22,13 +22,13 @@ import platform
 import shutil
 import time
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
 from llmbench.analysis import metrics
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen.driver import client_processes
+from llmbench.loadgen.processes import client_processes
 from llmbench.loadgen.sweep import run_sweep
 from llmbench.schemas.workload import Workload
 from llmbench.testing._serve import ServerProcess
@@ -130,7 +130,7 @@ def main() -> None:
                 os.sched_setaffinity(0, client_cores)
                 procs = a.processes or max(2, client_processes(streams))
                 rows.append(one(server, streams, a.requests_per_stream, procs, Path(a.out + ".work")))
-    result = {"benchmark": "client_fidelity", "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    result = {"benchmark": "client_fidelity", "at": datetime.now(UTC).isoformat(timespec="seconds"),
               "machine": f"{platform.machine()}, {cores} cores", "client_core_pinned": pinned,
               "schedule": {"ttft_ms": TTFT_MS, "itl_ms": ITL_MS, "tokens": TOKENS}, "bounds": BOUNDS, "rows": rows}
     RESULTS.mkdir(parents=True, exist_ok=True)

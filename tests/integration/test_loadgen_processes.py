@@ -6,7 +6,7 @@ import json
 import pandas as pd
 
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen.driver import client_processes
+from llmbench.loadgen.processes import client_processes
 from llmbench.loadgen.sweep import run_sweep
 from llmbench.schemas.workload import Workload
 from llmbench.testing import calibration

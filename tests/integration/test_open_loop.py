@@ -8,7 +8,7 @@ import pandas as pd
 
 from llmbench.analysis import metrics
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen.driver import poisson_offsets_s
+from llmbench.loadgen.schedules import poisson_offsets_s
 from llmbench.loadgen.sweep import run_sweep
 from llmbench.testing import calibration
 from llmbench.testing._serve import ServerProcess

@@ -9,8 +9,9 @@ import signal
 import pytest
 
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen.driver import ClosedLoop, run_level, run_loop
+from llmbench.loadgen.driver import run_level, run_loop
 from llmbench.loadgen.recordworker import RecordBuilder
+from llmbench.loadgen.schedules import ClosedLoop
 from llmbench.testing._serve import ServerProcess
 
 

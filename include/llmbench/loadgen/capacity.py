@@ -196,7 +196,9 @@ def run_capacity_search(
     below the capacity a short probe's verdict is clear); the bisection's, and a sweep's, last
     cfg.probe_duration_s."""
     from llmbench.analysis import metrics
-    from llmbench.loadgen.driver import PoissonArrivals, append_line, run_level, run_loop, thread_runqueue_s
+    from llmbench.loadgen.driver import run_level, run_loop, thread_runqueue_s
+    from llmbench.loadgen.processes import append_line
+    from llmbench.loadgen.schedules import PoissonArrivals
     from llmbench.loadgen.sweep import _level_args, _models, _prompt_sizing, _since, level_row
 
     workload, slo = _models(workload, slo)

@@ -11,8 +11,9 @@ flight; the rest (bodies, connections, the request and its record, the record bu
 CPU) is shared. The hot path only timestamps bytes as they arrive (httpstream: kernel receive
 stamps on plain TCP, on time.perf_counter_ns's clock); parsing and metric arithmetic happen in a
 helper process (recordworker, wire), off the event loop. A failed request is a record with an
-error kind, never an exception that ends the level. A closed-loop level can be split over several
-processes (run_level_split). The sweep over levels, and its files, is sweep.py.
+error kind, never an exception that ends the level. The schedules are in schedules.py; a
+closed-loop level split over several processes, in processes.py; the sweep over levels and its
+files, in sweep.py.
 """
 
 from __future__ import annotations
@@ -23,16 +24,11 @@ import dataclasses
 import gc
 import itertools
 import json
-import os
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from llmbench.backends.base import Endpoint
-from llmbench.lifetime import die_with_parent
 from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
 from llmbench.loadgen.prompts import (
     Prompt,
@@ -45,153 +41,13 @@ from llmbench.loadgen.prompts import (
     trace_prompt,
 )
 from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, classify, first_bytes
+from llmbench.loadgen.schedules import Schedule, TraceArrivals, session_turn_key
 from llmbench.schemas import registry
-from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, MultiTurn, Trace
+from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, MultiTurn
 from llmbench.schemas.records import RequestRecord
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, length_range, sample_length
 
 OnRecord = Callable[[RequestRecord], None]
-
-
-def poisson_offsets_s(rate_rps: float, key: str) -> Iterator[float]:
-    """Arrival times (seconds after the level starts) of a Poisson process of rate_rps: the sum of
-    exponential gaps of mean 1 / rate_rps. Seeded by key, so a level's arrivals are the same on
-    every run of the same config."""
-    import random
-
-    rng = random.Random(key)
-    t = 0.0
-    while True:
-        t += rng.expovariate(rate_rps)
-        yield t
-
-
-def arrival_offsets_s(rate_rps: float, key: str, kind: str = "poisson", burstiness: float = 1.0) -> Iterator[float]:
-    """Arrival times (seconds after the level starts) at a mean of rate_rps, seeded by key. Gaps:
-    poisson, exponential of mean 1 / rate; gamma, of shape k = burstiness and scale 1 / (rate k),
-    so the mean gap is still 1 / rate and its coefficient of variation 1 / sqrt(k) (vLLM's
-    --burstiness: 1 is Poisson, below 1 burstier); constant, 1 / rate each."""
-    if kind == "poisson":
-        yield from poisson_offsets_s(rate_rps, key)
-        return
-    import random
-
-    rng = random.Random(key)
-    scale = 1.0 / (rate_rps * burstiness)
-    t = 0.0
-    while True:
-        t += rng.gammavariate(burstiness, scale) if kind == "gamma" else 1.0 / rate_rps
-        yield t
-
-
-def shaped_offsets_s(offsets: Iterator[float], step_s: float, multipliers: tuple[float, ...]) -> Iterator[float]:
-    """Arrival times under a rate shape: each offset is read as time at the level's base rate and
-    mapped to the clock time by which the shaped rate (multiplier m_k over step k; the last holds)
-    has delivered as much: u = integral of m over [0, t]. A multiplier of 2 halves the gaps, 0 is
-    an idle step. Monotone, so one pass over the steps serves the whole level."""
-    k, t_k, u_k = 0, 0.0, 0.0  # the current step, its start (clock s) and the base time before it
-    last = len(multipliers) - 1
-    for u in offsets:
-        while k < last and u_k + multipliers[k] * step_s < u:
-            u_k += multipliers[k] * step_s
-            t_k += step_s
-            k += 1
-        yield t_k + (u - u_k) / multipliers[k]
-
-
-def session_turn_key(number: int, turn: int) -> int:
-    """One number for turn `turn` of session (or dataset row) `number`, distinct for every pair
-    (MultiTurn.max_turns is at most 1000): what seeds the turn's output length and keys its count."""
-    return number * 1000 + turn
-
-
-@dataclass(frozen=True)
-class ClosedLoop:
-    """`concurrency` streams, each with its own connection, each sending its next request as soon
-    as its previous one ended. A request is due when its stream is free and its body ready:
-    send lag = send - ready - connect. Records carry the stream's number as `worker`."""
-
-    concurrency: int
-    arrival_rate_rps = 0.0  # the records' and level's arrival_rate_rps: 0 is a closed-loop level
-
-    @property
-    def streams(self) -> int:
-        return self.concurrency
-
-    def arrivals(self) -> None:
-        return None  # no arrival times: a stream's next request is due when the stream is free
-
-
-@dataclass(frozen=True)
-class PoissonArrivals:
-    """Open loop: requests arrive as a Poisson process of `rate_rps` (exponential gaps, seeded by
-    `key`: the same key gives the same arrival times), whatever the server's pace, at most
-    `max_in_flight` at once. A request is due at its arrival: send lag = send - due - connect, the
-    client's own lateness plus any wait for the in-flight cap. Records carry concurrency =
-    max_in_flight, worker -1 and arrival_rate_rps."""
-
-    rate_rps: float
-    max_in_flight: int
-    key: str
-    kind: str = "poisson"  # the gaps: poisson, gamma or constant (arrival_offsets_s)
-    burstiness: float = 1.0  # gamma's shape
-    shape: tuple[float, tuple[float, ...]] | None = None  # (step s, multipliers): shaped_offsets_s
-
-    @classmethod
-    def for_level(
-        cls,
-        rate_rps: float,
-        max_in_flight: int,
-        seed: int,
-        first_index: int,
-        kind: str = "poisson",
-        burstiness: float = 1.0,
-        shape: tuple[float, tuple[float, ...]] | None = None,
-    ) -> PoissonArrivals:
-        """The sweep's schedule for a level: seeded by the workload's seed, the level's first request
-        number and its rate, so every level (and repeat) has arrivals of its own."""
-        return cls(rate_rps, max_in_flight, f"{seed}:{first_index}:{rate_rps}", kind, burstiness, shape)
-
-    @property
-    def streams(self) -> int:
-        return self.max_in_flight
-
-    @property
-    def arrival_rate_rps(self) -> float:
-        return self.rate_rps
-
-    def arrivals(self) -> Iterator[float]:
-        offsets = arrival_offsets_s(self.rate_rps, self.key, self.kind, self.burstiness)
-        return offsets if self.shape is None else shaped_offsets_s(offsets, *self.shape)
-
-
-@dataclass(frozen=True)
-class TraceArrivals:
-    """Open loop at a trace's own times: request i is due at its row's timestamp x time_scale after
-    the level starts, with the row's lengths and prefix blocks (prompts.trace_prompt), at most
-    `max_in_flight` at once. Records carry worker -1, load mode "trace" and the trace's mean rate."""
-
-    trace: Trace
-    time_scale: float
-    max_in_flight: int
-    block_tokens: int = 512
-
-    @property
-    def streams(self) -> int:
-        return self.max_in_flight
-
-    @property
-    def arrival_rate_rps(self) -> float:
-        """The trace's mean rate as replayed: its requests over its (scaled) span."""
-        span_s = (self.trace.timestamps_ms[-1] - self.trace.timestamps_ms[0]) * self.time_scale / 1000
-        return len(self.trace) / span_s if span_s > 0 else float(len(self.trace))
-
-    def arrivals(self) -> Iterator[float]:
-        t0 = self.trace.timestamps_ms[0]
-        return ((t - t0) * self.time_scale / 1000 for t in self.trace.timestamps_ms)
-
-
-Schedule = ClosedLoop | PoissonArrivals | TraceArrivals
 
 
 # Raw reads a timed-out request hands on (decoded in the record builder, which keeps at most
@@ -630,139 +486,3 @@ def run_loop(coro):
         return asyncio.run(coro)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(coro)
-
-
-STREAMS_PER_PROCESS = 128  # streams one client process drives before its core becomes the limit
-
-
-def client_processes(concurrency: int, configured: int | None = None) -> int:
-    """How many load-generator processes a level uses: the config's number, else one per
-    STREAMS_PER_PROCESS streams, at most one per core this process may run on, at least one."""
-    if configured:
-        return max(1, min(configured, concurrency))
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, -(-concurrency // STREAMS_PER_PROCESS), concurrency))
-
-
-def append_line(fd: int, row: dict[str, Any]) -> None:
-    """One record as one JSON line, in one write to a file opened O_APPEND: the sweep and the
-    processes of a split level append to the same requests.jsonl without interleaving lines."""
-    data = (json.dumps(row) + "\n").encode()
-    while data:
-        data = data[os.write(fd, data) :]
-
-
-def open_append(path: Path | str) -> int:
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-
-def _child_level(
-    endpoint: Endpoint,
-    level_kwargs: dict[str, Any],
-    concurrency: int,
-    worker_offset: int,
-    counter,
-    ready,
-    go,
-    results,
-    jsonl_path: str,
-    level_concurrency: int,
-) -> None:
-    """One process's share of a split level: its own event loop and connections, the request
-    numbers taken from the shared counter, each record appended to the sweep's requests.jsonl as
-    it completes; the records and CPU time go back to the parent. It dies with the parent."""
-    import pickle
-
-    die_with_parent()
-
-    def take() -> int:
-        with counter.get_lock():
-            i = counter.value
-            counter.value += 1
-            return i
-
-    try:
-        sink = open_append(jsonl_path)
-        try:
-
-            def on_record(rec: RequestRecord) -> None:
-                append_line(sink, rec.to_row())
-
-            ready.release()
-            go.wait()
-            recs, cpu_s = run_loop(
-                run_level(
-                    endpoint,
-                    ClosedLoop(concurrency),
-                    on_record=on_record,
-                    next_index=take,
-                    worker_offset=worker_offset,
-                    level_concurrency=level_concurrency,
-                    **level_kwargs,
-                )
-            )
-        finally:
-            os.close(sink)
-        results.put(pickle.dumps(([r.values() for r in recs], cpu_s, None)))
-    except BaseException as e:  # noqa: BLE001 (reported to the parent, which raises)
-        results.put(pickle.dumps(([], 0.0, f"{type(e).__name__}: {e}")))
-
-
-def run_level_split(
-    endpoint: Endpoint,
-    schedule: ClosedLoop,
-    *,
-    processes: int,
-    on_record: OnRecord,
-    jsonl_path: Path,
-    **level_kwargs: Any,
-) -> tuple[list[RequestRecord], float]:
-    """One closed-loop level driven by `processes` processes (each with its own event loop and a
-    share of the streams), so the client is not held to one core. All start together (a barrier),
-    take request numbers from one shared counter, and stamp time with the same system-wide
-    monotonic clock (perf_counter_ns is CLOCK_MONOTONIC on Linux), so their records merge into
-    one level. Each process appends its records to jsonl_path as they complete (the caller's own
-    records must go there with append_line too); on_record sees them all, in completion order,
-    when the level ends. The processes die with this one. Returns (records, client CPU seconds
-    per core the processes may use: processes sharing one core saturate it together)."""
-    import multiprocessing as mp
-    import pickle
-
-    if not isinstance(schedule, ClosedLoop):
-        raise TypeError(f"only a closed-loop level is split over processes, not {schedule!r}")
-    concurrency = schedule.concurrency
-    ctx = mp.get_context("spawn")  # no fork of a process that may hold threads (Airflow, botocore)
-    counter, go, ready, results = ctx.Value("q", 0), ctx.Event(), ctx.Semaphore(0), ctx.Queue()
-    shares = [concurrency // processes + (1 if k < concurrency % processes else 0) for k in range(processes)]
-    children = []
-    offset = 0
-    for share in shares:
-        children.append(
-            ctx.Process(
-                target=_child_level,
-                args=(endpoint, level_kwargs, share, offset, counter, ready, go, results, str(jsonl_path), concurrency),
-                daemon=True,
-            )
-        )
-        offset += share
-    for c in children:
-        c.start()
-    try:
-        for _ in children:
-            if not ready.acquire(timeout=120):
-                raise RuntimeError("a load-generator process did not start within 120 s")
-        go.set()
-        outcomes = [pickle.loads(results.get()) for _ in children]
-    finally:
-        for c in children:
-            c.join(10)
-            if c.is_alive():
-                c.kill()
-    errors = [e for _, _, e in outcomes if e]
-    records = sorted((RequestRecord(*v) for recs, _, _ in outcomes for v in recs), key=lambda r: r.end_ns)
-    for rec in records:  # already in jsonl_path: the caller's hook, in completion order
-        on_record(rec)
-    if errors:
-        raise RuntimeError(f"load-generator process failed: {errors[0]}")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return records, sum(cpu for _, cpu, _ in outcomes) / min(processes, cores)

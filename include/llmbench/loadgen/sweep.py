@@ -26,19 +26,10 @@ from llmbench.backends import servermetrics
 from llmbench.backends.base import Endpoint
 from llmbench.errors import LlmbenchError
 from llmbench.loadgen import tokenizer
-from llmbench.loadgen.driver import (
-    ClosedLoop,
-    PoissonArrivals,
-    TraceArrivals,
-    append_line,
-    client_processes,
-    run_level,
-    run_level_split,
-    run_loop,
-    session_turn_key,
-    thread_runqueue_s,
-)
+from llmbench.loadgen.driver import run_level, run_loop, thread_runqueue_s
+from llmbench.loadgen.processes import append_line, client_processes, run_level_split
 from llmbench.loadgen.prompts import Prompt, dataset_prompt, draw_prefix, make_prompt, session_turn_prompt
+from llmbench.loadgen.schedules import ClosedLoop, PoissonArrivals, TraceArrivals, session_turn_key
 from llmbench.schemas.dataset import scan as dataset_scan
 from llmbench.schemas.dataset import scan_trace
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table

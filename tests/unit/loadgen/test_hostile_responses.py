@@ -12,7 +12,8 @@ import json
 import pandas as pd
 
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen.driver import ClosedLoop, run_level
+from llmbench.loadgen.driver import run_level
+from llmbench.loadgen.schedules import ClosedLoop
 from llmbench.results.validation import validate_results
 from llmbench.schemas.records import to_table
 

@@ -3,7 +3,7 @@
 import itertools
 import statistics
 
-from llmbench.loadgen.driver import poisson_offsets_s
+from llmbench.loadgen.schedules import poisson_offsets_s
 
 
 def _first(rate, key, n):
@@ -29,7 +29,7 @@ def test_gaps_are_exponential_with_mean_one_over_rate():
 
 
 def _gaps(kind, rate, burstiness, n, key="3:0:gamma"):
-    from llmbench.loadgen.driver import arrival_offsets_s
+    from llmbench.loadgen.schedules import arrival_offsets_s
 
     offsets = list(itertools.islice(arrival_offsets_s(rate, key, kind, burstiness), n))
     return [b - a for a, b in zip([0.0] + offsets, offsets, strict=False)]
@@ -61,7 +61,7 @@ def test_burstier_arrivals_bunch_up_and_constant_ones_do_not():
 
 
 def test_a_per_minute_shape_speeds_up_idles_and_holds_its_last_multiplier():
-    from llmbench.loadgen.driver import arrival_offsets_s, shaped_offsets_s
+    from llmbench.loadgen.schedules import arrival_offsets_s, shaped_offsets_s
 
     base = list(itertools.islice(arrival_offsets_s(1.0, "k", "constant"), 200))  # 1, 2, ... 200 s
     shaped = list(shaped_offsets_s(iter(base), 60.0, (1.0, 0.0, 2.0)))
@@ -78,7 +78,7 @@ def test_a_ramp_rises_from_its_fraction_to_the_full_rate():
     assert step_s == 1.0 and len(mult) == 11 and mult[-1] == 1.0
     assert abs(mult[0] - 0.24) < 1e-9 and all(a < b for a, b in zip(mult, mult[1:], strict=False))
     # over the ramp the shape delivers its mean multiplier (0.6) of the base rate's arrivals
-    from llmbench.loadgen.driver import arrival_offsets_s, shaped_offsets_s
+    from llmbench.loadgen.schedules import arrival_offsets_s, shaped_offsets_s
 
     times = list(itertools.islice(shaped_offsets_s(arrival_offsets_s(100.0, "r", "constant"), step_s, mult), 2000))
     in_ramp = sum(t < 10 for t in times)

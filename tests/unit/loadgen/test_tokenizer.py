@@ -9,8 +9,8 @@ import json
 import pytest
 
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen.prompts import WORDS, Prompt, WordSizing, make_prompt, trace_prompt
 from llmbench.backends.deadline import Bounded
+from llmbench.loadgen.prompts import WORDS, Prompt, WordSizing, make_prompt, trace_prompt
 from llmbench.loadgen.tokenizer import NoTokenizeEndpoint, count_each, count_prompts, measure_word_sizing, sizing_for
 from llmbench.schemas.dataset import TraceSpec, scan_trace
 
@@ -255,8 +255,8 @@ def test_a_dataset_levels_requests_are_counted_once_a_row_before_the_level(tmp_p
 
 
 def test_a_multi_turn_levels_session_turns_are_counted_each_with_its_history(tmp_path, vllm_stub):
-    from llmbench.loadgen.driver import session_turn_key
     from llmbench.loadgen.prompts import session_turn_prompt
+    from llmbench.loadgen.schedules import session_turn_key
     from llmbench.loadgen.sweep import _dataset_counts, _level_args
     from llmbench.schemas.workload import Workload
 

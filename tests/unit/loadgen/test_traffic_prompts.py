@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from llmbench.analysis import metrics
-from llmbench.loadgen.driver import TraceArrivals
 from llmbench.loadgen.prompts import draw_prefix, make_prompt, session_turn_prompt, trace_prompt
+from llmbench.loadgen.schedules import TraceArrivals
 from llmbench.schemas.dataset import Conversation, DatasetError, DatasetSpec, TraceSpec, scan_trace
 
 
