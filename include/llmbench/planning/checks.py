@@ -67,32 +67,13 @@ def _check_accelerated(
     tensor-parallel degree; the precision is native there (else refused, or a warning that travels
     to the warehouse row). The backend's settings give precision_policy and kv_headroom_fraction;
     platform_check(image name, image, host cpu, accelerator arch) adds the platform's own checks of the image."""
-    where, kind, t, settings, cat, need, out = (
-        ctx.where,
-        ctx.kind,
-        ctx.target,
-        ctx.settings,
-        ctx.catalogs,
-        ctx.need_tokens,
-        ctx.out,
-    )
+    where, kind, t, cat, out = ctx.where, ctx.kind, ctx.target, ctx.catalogs, ctx.out
     s = t.serving
     if not isinstance(s, (VllmServing, LmiServing, NeuronServing)):
         raise ConfigError(f"{where}.serving.kind: {s.kind!r} does not run on backend {kind!r}")
     instance_type = str(t.instance_type)
-    inst, model, containers = cat["instances"][instance_type], cat["models"][t.model], cat["containers"]
-    if s.max_model_len > model["context_length"]:
-        raise ConfigError(
-            f"{where}.serving.max_model_len: {s.max_model_len} exceeds {t.model}'s context "
-            f"length {model['context_length']}"
-        )
-    out.passed(f"max_model_len {s.max_model_len} <= {t.model}'s context {model['context_length']}")
-    if need > s.max_model_len:
-        raise ConfigError(
-            f"{where}.serving.max_model_len: prefix + input + output tokens ({need}) exceed "
-            f"max_model_len ({s.max_model_len})"
-        )
-    out.passed(f"tokens {need} <= max_model_len {s.max_model_len}")
+    inst, model = cat["instances"][instance_type], cat["models"][t.model]
+    _check_lengths(ctx, s, model)
     arch = inst["gpu_arch"]
     if (s.kind == "neuron") != (arch == "neuron"):
         fitting = sorted(
@@ -105,6 +86,46 @@ def _check_accelerated(
             f"{'Neuron' if s.kind == 'neuron' else 'GPU'} instance types on {kind}: {fitting}"
         )
     out.passed(f"serving {s.kind} on {arch}")
+    name, ctr, cpu = _check_image(ctx, s, inst, arch)
+    if platform_check is not None:
+        platform_check(str(name), ctr, cpu, arch)
+    if isinstance(s, LmiServing):
+        tp = s.tensor_parallel_degree
+    else:
+        tp = s.tensor_parallel_size
+    unit = "NeuronCore" if arch == "neuron" else "GPU"
+    if tp > inst["gpu_count"]:
+        raise ConfigError(
+            f"{where}.serving: tensor parallel degree {tp} exceeds the {inst['gpu_count']} {unit}(s) of {instance_type}"
+        )
+    out.passed(f"tensor parallel {tp} <= {inst['gpu_count']} {unit}(s)")
+    _check_fit(ctx, s, inst, model, arch, tp)
+    out.tp = tp
+    return ctr
+
+
+def _check_lengths(ctx: _Context, s: Any, model: dict[str, Any]) -> None:
+    """max_model_len within the model's context, and the workload's tokens within max_model_len."""
+    where, t, need, out = ctx.where, ctx.target, ctx.need_tokens, ctx.out
+    if s.max_model_len > model["context_length"]:
+        raise ConfigError(
+            f"{where}.serving.max_model_len: {s.max_model_len} exceeds {t.model}'s context "
+            f"length {model['context_length']}"
+        )
+    out.passed(f"max_model_len {s.max_model_len} <= {t.model}'s context {model['context_length']}")
+    if need > s.max_model_len:
+        raise ConfigError(
+            f"{where}.serving.max_model_len: prefix + input + output tokens ({need}) exceed "
+            f"max_model_len ({s.max_model_len})"
+        )
+    out.passed(f"tokens {need} <= max_model_len {s.max_model_len}")
+
+
+def _check_image(ctx: _Context, s: Any, inst: dict[str, Any], arch: str) -> tuple[str, ContainerImage, str]:
+    """(its name, the image, the host's cpu) of the target's container, once it is known, of the
+    serving kind and platform, built for the host's CPU, with a CUDA and kernels for the GPU."""
+    where, kind, t, cat, out = ctx.where, ctx.kind, ctx.target, ctx.catalogs, ctx.out
+    instance_type, containers = str(t.instance_type), cat["containers"]
     name = s.container or ctx.spec.default_containers.get(s.kind)
     on_platform = sorted(k for k, c in containers.items() if c["kind"] == s.kind and c.get("platform") == kind)
     if name not in containers:
@@ -140,18 +161,14 @@ def _check_accelerated(
             f"it covers {ctr.gpu_archs}"
         )
     out.passed(f"kernels for {arch}")
-    if platform_check is not None:
-        platform_check(str(name), ctr, cpu, arch)
-    if isinstance(s, LmiServing):
-        tp = s.tensor_parallel_degree
-    else:
-        tp = s.tensor_parallel_size
-    unit = "NeuronCore" if arch == "neuron" else "GPU"
-    if tp > inst["gpu_count"]:
-        raise ConfigError(
-            f"{where}.serving: tensor parallel degree {tp} exceeds the {inst['gpu_count']} {unit}(s) of {instance_type}"
-        )
-    out.passed(f"tensor parallel {tp} <= {inst['gpu_count']} {unit}(s)")
+    return str(name), ctr, cpu
+
+
+def _check_fit(ctx: _Context, s: Any, inst: dict[str, Any], model: dict[str, Any], arch: str, tp: int) -> None:
+    """The precision is native on the accelerator (else refused, or a warning by precision_policy)
+    and the weights fit its memory at the tensor-parallel degree, after the KV headroom."""
+    where, kind, t, settings, cat, out = ctx.where, ctx.kind, ctx.target, ctx.settings, ctx.catalogs, ctx.out
+    instance_type, unit = str(t.instance_type), "NeuronCore" if arch == "neuron" else "GPU"
     precision = str(t.precision)
     native = cat["native_precisions"][arch]
     if precision not in native:
@@ -175,8 +192,6 @@ def _check_accelerated(
             f"{1 - settings.kv_headroom_fraction:.2f}); use more {unit}s or a smaller precision"
         )
     out.passed(f"fits: {weights_gb:.1f} GB weights, {weights_gb / tp:.1f} GB per {unit} of {usable_gb:.1f} GB usable")
-    out.tp = tp
-    return ctr
 
 
 # The CUDA an image's tag names (cu129 -> 12.9, cu130 -> 13.0).

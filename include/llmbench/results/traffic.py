@@ -77,6 +77,54 @@ def traffic_cost_rows(
     profile = run.traffic
     if profile is None:
         return []
+    hourly, per_token, capacity_of = _paths(run, profile, targets, prices)
+    rows = []
+    for month in range(1, profile.months + 1):
+        cmp = costmodel.compare_paths(profile, hourly, per_token, month)
+        cheapest_pt = min(
+            (c for c in cmp.costs if c.price_basis == "per_token" and c.meets_slo), key=lambda c: c.monthly_usd or 0,
+            default=None,
+        )  # fmt: skip
+        for c in cmp.costs:
+            be = None
+            if c.price_basis == "per_hour" and cheapest_pt is not None and capacity_of.get(c.path) is not None:
+                path = next(h for h in hourly if h.name == c.path)
+                pt = next(p for p in per_token if p.name == cheapest_pt.path)
+                crossings = costmodel.break_even_daily_output_tokens(profile, path, pt, *BREAK_EVEN_RANGE)
+                be = crossings[0] if crossings else None
+            cheapest = cmp.cheapest is not None and c.path == cmp.cheapest.path
+            rows.append(
+                {
+                    "run_key": run.run_key,
+                    "profile": profile.name,
+                    "month": month,
+                    "path": c.path,
+                    "backend": c.backend,
+                    "price_basis": c.price_basis,
+                    "capacity_rps": capacity_of.get(c.path),
+                    "monthly_usd": c.monthly_usd,
+                    "usd_per_m_output_paid": c.usd_per_m_output_paid,
+                    "mean_utilisation": c.mean_utilisation,
+                    "instance_hours": c.instance_hours,
+                    "peak_instances": c.peak_instances,
+                    "capacity_miss_hours": c.capacity_miss_hours,
+                    "scale_up_miss_hours": c.scale_up_miss_hours,
+                    "meets_slo": c.meets_slo,
+                    "cheapest": cheapest,
+                    "runner_up": cmp.runner_up is not None and c.path == cmp.runner_up.path,
+                    "margin_usd": cmp.margin_usd if cheapest else None,
+                    "break_even_daily_output_tokens": be,
+                    "note": c.note,
+                }
+            )
+    return rows
+
+
+def _paths(
+    run: RunPlan, profile: Any, targets: list[dict[str, Any]], prices: list[dict[str, Any]]
+) -> tuple[list[costmodel.HourlyPath], list[costmodel.PerTokenPath], dict[str, float | None]]:
+    """(hourly paths, per-token paths, {hourly path: its capacity at the SLO}) of the run's targets
+    that succeeded; the catalog's default per-token API when the run has no per-token target."""
     status = {t["target_id"]: t for t in targets}
     hourly: list[costmodel.HourlyPath] = []
     capacity_of: dict[str, float | None] = {}
@@ -114,45 +162,7 @@ def traffic_cost_rows(
     if not per_token:
         name, p_in, p_out, _k = pricing.default_api()
         per_token.append(costmodel.PerTokenPath(name, p_in, p_out, None, backend="catalog"))
-    rows = []
-    for month in range(1, profile.months + 1):
-        cmp = costmodel.compare_paths(profile, hourly, per_token, month)
-        cheapest_pt = min(
-            (c for c in cmp.costs if c.price_basis == "per_token" and c.meets_slo), key=lambda c: c.monthly_usd or 0,
-            default=None,
-        )  # fmt: skip
-        for c in cmp.costs:
-            be = None
-            if c.price_basis == "per_hour" and cheapest_pt is not None and capacity_of.get(c.path) is not None:
-                path = next(h for h in hourly if h.name == c.path)
-                pt = next(p for p in per_token if p.name == cheapest_pt.path)
-                crossings = costmodel.break_even_daily_output_tokens(profile, path, pt, *BREAK_EVEN_RANGE)
-                be = crossings[0] if crossings else None
-            rows.append(
-                {
-                    "run_key": run.run_key,
-                    "profile": profile.name,
-                    "month": month,
-                    "path": c.path,
-                    "backend": c.backend,
-                    "price_basis": c.price_basis,
-                    "capacity_rps": capacity_of.get(c.path),
-                    "monthly_usd": c.monthly_usd,
-                    "usd_per_m_output_paid": c.usd_per_m_output_paid,
-                    "mean_utilisation": c.mean_utilisation,
-                    "instance_hours": c.instance_hours,
-                    "peak_instances": c.peak_instances,
-                    "capacity_miss_hours": c.capacity_miss_hours,
-                    "scale_up_miss_hours": c.scale_up_miss_hours,
-                    "meets_slo": c.meets_slo,
-                    "cheapest": cmp.cheapest is not None and c.path == cmp.cheapest.path,
-                    "runner_up": cmp.runner_up is not None and c.path == cmp.runner_up.path,
-                    "margin_usd": cmp.margin_usd if cmp.cheapest is not None and c.path == cmp.cheapest.path else None,
-                    "break_even_daily_output_tokens": be,
-                    "note": c.note,
-                }
-            )
-    return rows
+    return hourly, per_token, capacity_of
 
 
 def traffic_headline(traffic_cost: Any) -> str | None:

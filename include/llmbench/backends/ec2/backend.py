@@ -223,38 +223,7 @@ class Ec2Backend:
                 handle["security_group_id"] = self._create_security_group(ec2, name, subnet, tags, settings, cidr)
                 handle["created_security_group"] = True
             step = "run instances"
-            launch: dict[str, Any] = {
-                "ImageId": ami,
-                "InstanceType": target.instance_type,
-                "MinCount": 1,
-                "MaxCount": 1,
-                "UserData": script,
-                "InstanceInitiatedShutdownBehavior": "terminate",  # the user data's expiry guard
-                "SecurityGroupIds": [handle["security_group_id"]],
-                # Idempotent: botocore's own retry of a launch whose response was lost starts no second instance.
-                "ClientToken": hashlib.sha256(f"{name}\0{deployed_at.isoformat()}".encode()).hexdigest()[:64],
-                "BlockDeviceMappings": [
-                    {
-                        "DeviceName": self._root_device(ec2, ami),
-                        "Ebs": {
-                            "VolumeSize": settings.root_volume_gb,
-                            "VolumeType": "gp3",
-                            "DeleteOnTermination": True,
-                        },
-                    }
-                ],
-                "TagSpecifications": [
-                    {"ResourceType": "instance", "Tags": tags},
-                    {"ResourceType": "volume", "Tags": tags},
-                ],
-            }
-            if subnet:
-                launch["SubnetId"] = subnet
-            if settings.key_name:
-                launch["KeyName"] = settings.key_name
-            if settings.iam_instance_profile:
-                key = "Arn" if settings.iam_instance_profile.startswith("arn:") else "Name"
-                launch["IamInstanceProfile"] = {key: settings.iam_instance_profile}
+            launch = self._launch_request(ec2, target, ami, script, handle, name, deployed_at, tags, subnet)
             handle["instance_id"] = ec2.run_instances(**launch)["Instances"][0]["InstanceId"]
         except Exception as e:
             # Airflow skips the teardown of a failed setup: remove what this call created, now.
@@ -266,6 +235,55 @@ class Ec2Backend:
             "launched EC2 instance %s (%s) in %s for %s", handle["instance_id"], target.instance_type, region, name
         )
         return handle
+
+    def _launch_request(
+        self,
+        ec2: Any,
+        target: ResolvedTarget,
+        ami: str,
+        script: str,
+        handle: Handle,
+        name: str,
+        deployed_at: datetime,
+        tags: list[dict[str, str]],
+        subnet: str | None,
+    ) -> dict[str, Any]:
+        """The RunInstances request: one instance of the target's type running `script`, which
+        terminates when it powers off, with a gp3 root volume and the tags on both."""
+        settings = _settings(target).settings
+        launch: dict[str, Any] = {
+            "ImageId": ami,
+            "InstanceType": target.instance_type,
+            "MinCount": 1,
+            "MaxCount": 1,
+            "UserData": script,
+            "InstanceInitiatedShutdownBehavior": "terminate",  # the user data's expiry guard
+            "SecurityGroupIds": [handle["security_group_id"]],
+            # Idempotent: botocore's own retry of a launch whose response was lost starts no second instance.
+            "ClientToken": hashlib.sha256(f"{name}\0{deployed_at.isoformat()}".encode()).hexdigest()[:64],
+            "BlockDeviceMappings": [
+                {
+                    "DeviceName": self._root_device(ec2, ami),
+                    "Ebs": {
+                        "VolumeSize": settings.root_volume_gb,
+                        "VolumeType": "gp3",
+                        "DeleteOnTermination": True,
+                    },
+                }
+            ],
+            "TagSpecifications": [
+                {"ResourceType": "instance", "Tags": tags},
+                {"ResourceType": "volume", "Tags": tags},
+            ],
+        }
+        if subnet:
+            launch["SubnetId"] = subnet
+        if settings.key_name:
+            launch["KeyName"] = settings.key_name
+        if settings.iam_instance_profile:
+            key = "Arn" if settings.iam_instance_profile.startswith("arn:") else "Name"
+            launch["IamInstanceProfile"] = {key: settings.iam_instance_profile}
+        return launch
 
     @staticmethod
     def _root_device(ec2: Any, ami: str) -> str:

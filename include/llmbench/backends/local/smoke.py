@@ -21,6 +21,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from llmbench.errors import LlmbenchError
 
@@ -96,27 +97,27 @@ def _exit_reason(code: int) -> str:
     return f"exit code {code}"
 
 
+def _check_reply(reply: Any) -> int:
+    """The smoke generation's token count, once the reply is a chat completion of SMOKE_TOKENS
+    tokens with some text; else SmokeFailed saying what it was."""
+    try:
+        content = reply["choices"][0]["message"]["content"]
+        tokens = reply["usage"]["completion_tokens"]
+    except (KeyError, IndexError, TypeError):
+        raise SmokeFailed(f"answered wrongly: not a chat completion: {json.dumps(reply)[:200]}") from None
+    if tokens != SMOKE_TOKENS or not isinstance(content, str) or not content.strip():
+        raise SmokeFailed(f"answered wrongly: {tokens!r} tokens (asked for {SMOKE_TOKENS}), content {content!r:.80}")
+    return tokens
+
+
 def smoke_check(binary: Path, model: Path, log_path: Path, timeout_s: float = 120.0) -> str:
     """Start, generate SMOKE_TOKENS tokens, stop. Returns a one-line summary; raises SmokeFailed."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    cmd = [
-        str(binary),
-        "--model",
-        str(model),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--parallel",
-        "1",
-        "--ctx-size",
-        "512",
-        "--threads",
-        str(min(2, os.cpu_count() or 1)),
-        "--no-webui",
-    ]
+    threads = str(min(2, os.cpu_count() or 1))
+    cmd = [str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--parallel", "1", "--ctx-size", "512", "--threads", threads, "--no-webui"]
     started = time.monotonic()
     with log_path.open("wb") as log:
         try:
@@ -161,15 +162,7 @@ def smoke_check(binary: Path, model: Path, log_path: Path, timeout_s: float = 12
             if proc.poll() is not None:
                 raise died() from None
             raise SmokeFailed(f"generation request failed: {e}") from None
-        try:
-            content = reply["choices"][0]["message"]["content"]
-            tokens = reply["usage"]["completion_tokens"]
-        except (KeyError, IndexError, TypeError):
-            raise SmokeFailed(f"answered wrongly: not a chat completion: {json.dumps(reply)[:200]}") from None
-        if tokens != SMOKE_TOKENS or not isinstance(content, str) or not content.strip():
-            raise SmokeFailed(
-                f"answered wrongly: {tokens!r} tokens (asked for {SMOKE_TOKENS}), content {content!r:.80}"
-            )
+        tokens = _check_reply(reply)
         if proc.poll() is not None:
             raise died()
         return f"{tokens} tokens in {time.monotonic() - started:.1f} s"
