@@ -164,25 +164,7 @@ def plan_checked(
     cfg = _apply_params(load_config(config_name), params or {})
     cat = load_catalogs()
     run_key = make_run_key(cfg.name, logical_date)
-    # Each attempt at a run key gets its own folder, so re-running a date never overwrites
-    # what an earlier attempt measured; the warehouse keeps only the latest publish.
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    try:
-        run_dir: Path | str = paths.under(runs_root or paths.runs_dir(), run_key, stamp)
-        for t in cfg.targets:
-            paths.under(run_dir, t.id)
-    except ValueError as e:
-        raise ConfigError(f"name: {e}") from None
-    # Where the attempt's raw results go: the results store (llmbench.store) the config or
-    # LLMBENCH_RESULTS_URI names; by default the data folder, as above.
-    store, results_root = None, None
-    if runs_root is None:
-        from llmbench.store import open_store
-
-        store = open_store(cfg.results.uri)
-        if store.root != str(paths.data_home()):
-            results_root = store.uri()
-            run_dir = store.uri(store.layout.attempt(run_key, stamp))
+    run_dir, store, results_root = _attempt_folder(cfg, run_key, runs_root)
     # Every target's workload and data first: a bad file refuses the whole run.
     workloads = {t.id: cfg.workload_of(t) for t in cfg.targets}
     datasets = {t.id: _checked_dataset(workloads[t.id]) for t in cfg.targets}
@@ -197,40 +179,11 @@ def plan_checked(
         region, price, backend = check_target(own, t, cat, checked)
         hours, usd = _estimate(own, kind, price, checked.roofline)
         warnings.extend(checked.warnings)
-        instance_type = t.instance_type or registry.get(kind).instance_label
+        resolved = (region, price, backend)
         targets.append(
-            ResolvedTarget(
-                run_key=run_key,
-                run_dir=str(run_dir),
-                target_id=t.id,
-                label=f"{instance_type} / {t.model} / {t.serving.name}",
-                instance_type=instance_type,
-                model=t.model,
-                hf_id=(cat["models"].get(t.model) or {}).get("hf_id"),
-                model_revision=_pinned_revision(t.serving, kind, cat["models"].get(t.model) or {}),
-                precision=t.precision or "undisclosed",
-                serving=t.serving,
-                workload=workloads[t.id],
-                validation=cfg.validation,
-                slo=cfg.slo,
-                price=price,
-                backend=backend,
-                region=region,
-                tensor_parallel=checked.tp,
-                roofline_tokens_per_s=checked.roofline,
-                weight_gb_per_token=checked.weight_gb,
-                weights_not_read=checked.weights_not_read,
-                estimated_endpoint_hours=hours,
-                estimated_usd=usd,
-                warnings=checked.warnings,
-                quality=t.quality.applied_to(cfg.quality) if t.quality and cfg.quality else cfg.quality,
-                dataset=datasets[t.id],
-                # hourly paths only: a per-token API has no instance whose capacity matters
-                capacity=cfg.capacity if price.basis == "per_hour" else None,
-                results_root=results_root,
-                results_conn_id=cfg.results.conn_id,
-            )
-        )
+            _resolved(cfg, t, cat, run_key, str(run_dir), workloads[t.id], datasets[t.id], checked, resolved,
+                      (hours, usd), results_root)
+        )  # fmt: skip
     if check_vllm_args:
         _check_vllm_args(targets, checks)
     run = RunPlan(
@@ -258,3 +211,78 @@ def plan_checked(
         Path(run_dir).mkdir(parents=True, exist_ok=True)
         (Path(run_dir) / "plan.json").write_text(run.model_dump_json(indent=2))
     return run, checks
+
+
+def _attempt_folder(cfg: BenchmarkConfig, run_key: str, runs_root: Path | None) -> tuple[Path | str, Any, str | None]:
+    """(the attempt's run folder, its results store or None, the store's root URI when it is not
+    the data folder). Each attempt at a run key gets its own folder, so re-running a date never
+    overwrites what an earlier attempt measured; the warehouse keeps only the latest publish."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    try:
+        run_dir: Path | str = paths.under(runs_root or paths.runs_dir(), run_key, stamp)
+        for t in cfg.targets:
+            paths.under(run_dir, t.id)
+    except ValueError as e:
+        raise ConfigError(f"name: {e}") from None
+    # Where the attempt's raw results go: the results store (llmbench.store) the config or
+    # LLMBENCH_RESULTS_URI names; by default the data folder, as above.
+    store, results_root = None, None
+    if runs_root is None:
+        from llmbench.store import open_store
+
+        store = open_store(cfg.results.uri)
+        if store.root != str(paths.data_home()):
+            results_root = store.uri()
+            run_dir = store.uri(store.layout.attempt(run_key, stamp))
+    return run_dir, store, results_root
+
+
+def _resolved(
+    cfg: BenchmarkConfig,
+    t: Any,
+    cat: dict[str, Any],
+    run_key: str,
+    run_dir: str,
+    workload: Any,
+    dataset: Any,
+    checked: _Checked,
+    resolved: tuple[Any, Price, Any],
+    estimate: tuple[float, float | None],
+    results_root: str | None,
+) -> ResolvedTarget:
+    """A target as plan resolved and checked it: what every task of the run receives."""
+    region, price, backend = resolved
+    hours, usd = estimate
+    kind = cfg.backend_of(t)
+    instance_type = t.instance_type or registry.get(kind).instance_label
+    return ResolvedTarget(
+        run_key=run_key,
+        run_dir=run_dir,
+        target_id=t.id,
+        label=f"{instance_type} / {t.model} / {t.serving.name}",
+        instance_type=instance_type,
+        model=t.model,
+        hf_id=(cat["models"].get(t.model) or {}).get("hf_id"),
+        model_revision=_pinned_revision(t.serving, kind, cat["models"].get(t.model) or {}),
+        precision=t.precision or "undisclosed",
+        serving=t.serving,
+        workload=workload,
+        validation=cfg.validation,
+        slo=cfg.slo,
+        price=price,
+        backend=backend,
+        region=region,
+        tensor_parallel=checked.tp,
+        roofline_tokens_per_s=checked.roofline,
+        weight_gb_per_token=checked.weight_gb,
+        weights_not_read=checked.weights_not_read,
+        estimated_endpoint_hours=hours,
+        estimated_usd=usd,
+        warnings=checked.warnings,
+        quality=t.quality.applied_to(cfg.quality) if t.quality and cfg.quality else cfg.quality,
+        dataset=dataset,
+        # hourly paths only: a per-token API has no instance whose capacity matters
+        capacity=cfg.capacity if price.basis == "per_hour" else None,
+        results_root=results_root,
+        results_conn_id=cfg.results.conn_id,
+    )

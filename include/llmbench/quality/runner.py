@@ -223,54 +223,13 @@ def run_quality(
                 counts["truncated"] += g.truncated
                 counts["tokens"] += answer.completion_tokens or 0
                 counts["reasoning"] += answer.reasoning_tokens or 0
-                line = {
-                    "suite": spec.name,
-                    "item": item.id,
-                    "run": run,
-                    "prompt": item.prompt,
-                    "passed": g.passed(settings.grade_on),
-                    "strict": g.strict,
-                    "flexible": g.flexible,
-                    "truncated": g.truncated,
-                    "reason": g.reason,
-                    "text": answer.text,
-                    "reasoning": answer.reasoning,
-                    "completion_tokens": answer.completion_tokens,
-                    "reasoning_tokens": answer.reasoning_tokens,
-                    "tool_calls": [{"name": nm, "arguments": a} for nm, a in answer.tool_calls],
-                    "error": answer.error,
-                    "seconds": round(seconds, 3),
-                    "raw": answer.raw,
-                }
-                log.write(json.dumps(line, default=str) + "\n")
+                log.write(
+                    json.dumps(_answer_line(spec.name, run, item, g, answer, seconds, settings), default=str) + "\n"
+                )
             n = counts["n"]
             if unsupported:
                 log.write(json.dumps({"suite": spec.name, "unsupported": unsupported}) + "\n")
-                s: dict[str, Any] = {"status": "unsupported", "score": None, "n": 0, "passed": 0, "reason": unsupported}
-            else:
-                strict, flexible = _score(counts["strict"], n), _score(counts["flexible"], n)
-                chosen = flexible if settings.grade_on == "flexible" else strict
-                s = {
-                    "status": "scored",
-                    "score": chosen["score"],
-                    "n": n,
-                    "passed": counts[settings.grade_on],
-                    "reason": None,
-                }
-                for grading, figures in (("strict", strict), ("flexible", flexible)):
-                    s[f"score_{grading}"] = figures["score"]
-                    s[f"{grading}_ci_low"], s[f"{grading}_ci_high"] = figures["ci_low"], figures["ci_high"]
-            s.update(
-                kind=spec.kind,
-                items=len(items),
-                passed_strict=counts["strict"],
-                passed_flexible=counts["flexible"],
-                n_truncated=counts["truncated"],
-                completion_tokens=counts["tokens"],
-                reasoning_tokens=counts["reasoning"],
-                max_tokens=budget,
-                detectable_drop=metrics.detectable_drop(n),
-            )
+            s = _suite_summary(spec, len(items), budget, counts, unsupported, settings)
             summary["suites"][spec.name] = s
             if progress:
                 ci = f" [{s['flexible_ci_low']:.2f}, {s['flexible_ci_high']:.2f}]" if n and not unsupported else ""
@@ -281,3 +240,57 @@ def run_quality(
     summary["seconds"] = round(time.perf_counter() - t_stage, 3)
     (out_dir / "quality.json").write_text(json.dumps(summary, indent=2))
     return summary
+
+
+def _answer_line(
+    spec_name: str, run: int, item: Any, g: Any, answer: Answer, seconds: float, settings: QualitySettings
+) -> dict[str, Any]:
+    """One line of quality.jsonl: the item, the answer as it came, and how it was graded."""
+    return {
+        "suite": spec_name,
+        "item": item.id,
+        "run": run,
+        "prompt": item.prompt,
+        "passed": g.passed(settings.grade_on),
+        "strict": g.strict,
+        "flexible": g.flexible,
+        "truncated": g.truncated,
+        "reason": g.reason,
+        "text": answer.text,
+        "reasoning": answer.reasoning,
+        "completion_tokens": answer.completion_tokens,
+        "reasoning_tokens": answer.reasoning_tokens,
+        "tool_calls": [{"name": nm, "arguments": a} for nm, a in answer.tool_calls],
+        "error": answer.error,
+        "seconds": round(seconds, 3),
+        "raw": answer.raw,
+    }
+
+
+def _suite_summary(
+    spec: Any, items: int, budget: int, counts: dict[str, int], unsupported: str | None, settings: QualitySettings
+) -> dict[str, Any]:
+    """A suite's entry of quality.json: unsupported, or its scores (strict and flexible, with
+    Wilson 95 % bounds; `score` the grade_on one), and its counts."""
+    n = counts["n"]
+    if unsupported:
+        s: dict[str, Any] = {"status": "unsupported", "score": None, "n": 0, "passed": 0, "reason": unsupported}
+    else:
+        strict, flexible = _score(counts["strict"], n), _score(counts["flexible"], n)
+        chosen = flexible if settings.grade_on == "flexible" else strict
+        s = {"status": "scored", "score": chosen["score"], "n": n, "passed": counts[settings.grade_on], "reason": None}
+        for grading, figures in (("strict", strict), ("flexible", flexible)):
+            s[f"score_{grading}"] = figures["score"]
+            s[f"{grading}_ci_low"], s[f"{grading}_ci_high"] = figures["ci_low"], figures["ci_high"]
+    s.update(
+        kind=spec.kind,
+        items=items,
+        passed_strict=counts["strict"],
+        passed_flexible=counts["flexible"],
+        n_truncated=counts["truncated"],
+        completion_tokens=counts["tokens"],
+        reasoning_tokens=counts["reasoning"],
+        max_tokens=budget,
+        detectable_drop=metrics.detectable_drop(n),
+    )
+    return s
