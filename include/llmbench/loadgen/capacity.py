@@ -195,10 +195,7 @@ def run_capacity_search(
     cfg.growth_probe_duration_s: the search's probes before its first failure last that long (far
     below the capacity a short probe's verdict is clear); the bisection's, and a sweep's, last
     cfg.probe_duration_s."""
-    from llmbench.analysis import metrics
-    from llmbench.loadgen.driver import run_level, run_loop, thread_runqueue_s
-    from llmbench.loadgen.processes import append_line
-    from llmbench.loadgen.schedules import PoissonArrivals
+    from llmbench.loadgen.driver import thread_runqueue_s
     from llmbench.loadgen.sweep import _level_args, _models, _prompt_sizing, _since, level_row
 
     workload, slo = _models(workload, slo)
@@ -212,24 +209,6 @@ def run_capacity_search(
 
     failed_once = False  # growing until a probe fails: until then a probe may be shorter (growth_probe_duration_s)
 
-    def from_row(row: dict[str, Any], rate: float, seconds: float, duration_s: float) -> Probe:
-        if not row["requests_attempted"]:  # no evidence either way: neither a pass nor a fail
-            raise InputError(
-                f"capacity probe at {rate:.4g} req/s sent no request in {duration_s:g} s: lengthen "
-                f"capacity.probe_duration_s (a probe expects rate x duration requests)"
-            )
-        return Probe(
-            rate_rps=rate,
-            # An arrival held back by the in-flight cap was not offered at the probe's rate, and its
-            # wait is in no latency measured from the send: the target did not serve that rate.
-            passed=metrics.level_meets_slo(row, slo, max_error_rate) and not row.get("in_flight_capped"),
-            client_saturated=bool(row["client_saturated"]),
-            requests_per_s=row["requests_per_s"],
-            output_tokens_per_s=row["output_tokens_per_s"],
-            output_tokens_per_s_ci95=(row["output_tokens_per_s_ci95_low"], row["output_tokens_per_s_ci95_high"]),
-            seconds=seconds,
-        )
-
     def probe(rate: float) -> Probe:
         p = measure(rate)
         nonlocal failed_once
@@ -242,40 +221,19 @@ def run_capacity_search(
         )
         if swept is not None:
             say(f"capacity: {rate:.4g} req/s was measured by the sweep: judged on that level")
-            return from_row(swept, rate, 0.0, workload.level_duration_s or 0.0)
+            return _probe_of(swept, rate, 0.0, workload.level_duration_s or 0.0, slo, max_error_rate)
         k = len(rows) + 1
         growing = rates is None and not failed_once and cfg.growth_probe_duration_s is not None
         duration_s = cfg.growth_probe_duration_s if growing and cfg.growth_probe_duration_s else cfg.probe_duration_s
         say(f"capacity probe {k}: Poisson arrivals at {rate:.4g} req/s, at most {cap} in flight, "
             f"{duration_s:g} s x {cfg.repeats}" + (" (growing)" if growing else ""))  # fmt: skip
         t0 = time.monotonic()
-        recs, cpu_s = [], 0.0
         runqueue0 = thread_runqueue_s()
-        for rep in range(cfg.repeats):
-            first = PROBE_INDEX_BASE + ((k - 1) * cfg.repeats + rep) * PROBE_INDEX_STRIDE
-            arrivals = (
-                PoissonArrivals(rate, cap, f"{workload.seed}:capacity:{rep}")
-                if cfg.common_arrivals
-                else PoissonArrivals.for_level(rate, cap, workload.seed, first)
-            )
-            r_recs, r_cpu = run_loop(
-                run_level(
-                    endpoint,
-                    arrivals,
-                    n_requests=None,
-                    first_index=first,
-                    on_record=lambda rec: append_line(jsonl.fileno(), rec.to_row()),
-                    duration_s=duration_s,
-                    repeat=rep,
-                    **level_args,
-                )
-            )
-            recs.extend(r_recs)
-            cpu_s += r_cpu
+        recs, cpu_s = _probe_levels(endpoint, workload, cfg, rate, k, duration_s, jsonl.fileno(), level_args)
         extras = {"level_warmup_requests": 0, "capacity_probe": k, "prompt_sizing": sizing}
         row = level_row(recs, cap, rate, slo, cpu_s, 1, extras, "poisson", _since(runqueue0, thread_runqueue_s()))
         rows.append(row)
-        p = from_row(row, rate, time.monotonic() - t0, duration_s)
+        p = _probe_of(row, rate, time.monotonic() - t0, duration_s, slo, max_error_rate)
         verdict = "meets" if p.passed else "misses"
         saturated = ", client saturated" if p.client_saturated else ""
         served = row["requests_per_s"] or 0
@@ -288,6 +246,73 @@ def run_capacity_search(
         jsonl.close()
     say(result.summary)
     return result, rows
+
+
+def _probe_of(
+    row: dict[str, Any], rate: float, seconds: float, duration_s: float, slo: Any, max_error_rate: float
+) -> Probe:
+    """A probe's verdict from its level row; a probe that sent nothing is refused (no evidence
+    either way: neither a pass nor a fail)."""
+    from llmbench.analysis import metrics
+
+    if not row["requests_attempted"]:
+        raise InputError(
+            f"capacity probe at {rate:.4g} req/s sent no request in {duration_s:g} s: lengthen "
+            f"capacity.probe_duration_s (a probe expects rate x duration requests)"
+        )
+    return Probe(
+        rate_rps=rate,
+        # An arrival held back by the in-flight cap was not offered at the probe's rate, and its
+        # wait is in no latency measured from the send: the target did not serve that rate.
+        passed=metrics.level_meets_slo(row, slo, max_error_rate) and not row.get("in_flight_capped"),
+        client_saturated=bool(row["client_saturated"]),
+        requests_per_s=row["requests_per_s"],
+        output_tokens_per_s=row["output_tokens_per_s"],
+        output_tokens_per_s_ci95=(row["output_tokens_per_s_ci95_low"], row["output_tokens_per_s_ci95_high"]),
+        seconds=seconds,
+    )
+
+
+def _probe_levels(
+    endpoint: Any,
+    workload: Any,
+    cfg: CapacitySearch,
+    rate: float,
+    k: int,
+    duration_s: float,
+    fd: int,
+    level_args: dict[str, Any],
+) -> tuple[list[Any], float]:
+    """Probe k's records and client CPU seconds: cfg.repeats open-loop levels at `rate`, each
+    `duration_s` long, its records appended to the file `fd` as they complete."""
+    from llmbench.loadgen.driver import run_level, run_loop
+    from llmbench.loadgen.processes import append_line
+    from llmbench.loadgen.schedules import PoissonArrivals
+
+    cap = workload.max_in_flight
+    recs, cpu_s = [], 0.0
+    for rep in range(cfg.repeats):
+        first = PROBE_INDEX_BASE + ((k - 1) * cfg.repeats + rep) * PROBE_INDEX_STRIDE
+        arrivals = (
+            PoissonArrivals(rate, cap, f"{workload.seed}:capacity:{rep}")
+            if cfg.common_arrivals
+            else PoissonArrivals.for_level(rate, cap, workload.seed, first)
+        )
+        r_recs, r_cpu = run_loop(
+            run_level(
+                endpoint,
+                arrivals,
+                n_requests=None,
+                first_index=first,
+                on_record=lambda rec: append_line(fd, rec.to_row()),
+                duration_s=duration_s,
+                repeat=rep,
+                **level_args,
+            )
+        )
+        recs.extend(r_recs)
+        cpu_s += r_cpu
+    return recs, cpu_s
 
 
 def append_probe_levels(out_dir: Path, rows: list[dict[str, Any]]) -> None:

@@ -252,6 +252,42 @@ def check_usage(
     return out, inp, None, None
 
 
+def _parse_stream(
+    wire: str, lines: list[tuple[int, bytes]], http_status: int | None, error_kind: str | None, error_detail: str | None
+) -> tuple[StreamParse, str | None, str | None]:
+    """(the response's parse on its wire, its error kind and detail): the hot path's error, else
+    the wire's framing or parse error, else an empty or truncated stream; a throttling status is
+    `throttled`."""
+    fmt = registry.wire(wire)
+    if error_kind == "http_status" and http_status in fmt.throttled_statuses:
+        error_kind = "throttled"  # a rate refusal before the stream (http_status stays as sent)
+    if fmt.unframe is not None and error_kind is None:
+        payloads, error_kind, error_detail = fmt.unframe(lines)
+        lines = split_lines(payloads)
+    elif fmt.parse is None and error_kind is None:
+        lines = split_lines(lines)
+    if error_kind is not None:
+        parse = StreamParse([], None, None)
+    else:
+        parse = fmt.parse(lines) if fmt.parse is not None else parse_openai_sse(lines)
+    if error_kind is None and parse.error_kind:
+        error_kind, error_detail = parse.error_kind, parse.error_detail
+    if error_kind is None and not parse.content_ns:
+        error_kind, error_detail = "empty_response", "stream carried no generated content"
+    if error_kind is None and parse.finish_reason is None:
+        error_kind, error_detail = "truncated", "stream ended without a finish reason"
+    return parse, error_kind, error_detail
+
+
+def _chunks(parse: StreamParse) -> tuple[list[int], list[int], str]:
+    """(arrival times, tokens each, source) of the chunks that carried tokens: from per-chunk usage
+    when every content chunk carried it; otherwise (llama-server, a wire of its own) one token per
+    non-empty content chunk."""
+    if parse.token_ns and parse.content_ns and not parse.content_without_usage:
+        return parse.token_ns, parse.token_counts, "usage"
+    return parse.content_ns, [1] * len(parse.content_ns), "content"
+
+
 def build_record(
     *,
     concurrency: int,
@@ -282,39 +318,15 @@ def build_record(
     endpoint's wire (registry.WireFormat: SSE, or a framing around it, or a parse of its own).
     max_tokens (the most its request may have asked for) and request_bytes (its body's size) bound
     the usage it may report (check_usage); None: unknown (an older capture)."""
-    fmt = registry.wire(wire)
-    if error_kind == "http_status" and http_status in fmt.throttled_statuses:
-        error_kind = "throttled"  # a rate refusal before the stream (http_status stays as sent)
-    if fmt.unframe is not None and error_kind is None:
-        payloads, error_kind, error_detail = fmt.unframe(lines)
-        lines = split_lines(payloads)
-    elif fmt.parse is None and error_kind is None:
-        lines = split_lines(lines)
-    if error_kind is not None:
-        parse = StreamParse([], None, None)
-    else:
-        parse = fmt.parse(lines) if fmt.parse is not None else parse_openai_sse(lines)
-    if error_kind is None and parse.error_kind:
-        error_kind, error_detail = parse.error_kind, parse.error_detail
-    if error_kind is None and not parse.content_ns:
-        error_kind, error_detail = "empty_response", "stream carried no generated content"
-    if error_kind is None and parse.finish_reason is None:
-        error_kind, error_detail = "truncated", "stream ended without a finish reason"
+    parse, error_kind, error_detail = _parse_stream(wire, lines, http_status, error_kind, error_detail)
     reported_out, input_tokens, usage_kind, usage_detail = check_usage(
         parse.usage or {}, len(parse.content_ns), max_tokens, request_bytes
     )
     if error_kind is None and usage_kind is not None:
         error_kind, error_detail = usage_kind, usage_detail
-    if reported_out is not None:
-        output_tokens, source = reported_out, "usage"
-    else:
-        output_tokens, source = len(parse.content_ns), "counted"
-    # Tokens per chunk from per-chunk usage when every content chunk carried it; otherwise
-    # (llama-server, a wire of its own) one token per non-empty content chunk.
-    if parse.token_ns and parse.content_ns and not parse.content_without_usage:
-        chunk_ns, chunk_tokens, chunk_source = parse.token_ns, parse.token_counts, "usage"
-    else:
-        chunk_ns, chunk_tokens, chunk_source = parse.content_ns, [1] * len(parse.content_ns), "content"
+    output_tokens = len(parse.content_ns) if reported_out is None else reported_out
+    source = "counted" if reported_out is None else "usage"
+    chunk_ns, chunk_tokens, chunk_source = _chunks(parse)
     timings = metrics.request_timings(send_ns, parse.content_ns, end_ns, output_tokens, chunk_ns)
     return RequestRecord(
         concurrency=concurrency,
