@@ -245,6 +245,9 @@ def run_warmup(
     return {"warmup_requests": n, "failed": len(failed)}
 
 
+SWEEP_FILES = ("requests.jsonl", "requests.parquet", "levels.parquet")  # what a sweep writes, in order
+
+
 def run_sweep(
     endpoint: Endpoint,
     workload: Workload,
@@ -258,48 +261,21 @@ def run_sweep(
     ends) and levels.parquet (rewritten as each level ends, so a sweep that fails part-way keeps
     its finished levels). Only the current level's records are held in memory. With an SLO, each
     level's row carries its goodput. record_hook, if given, sees each record after it was written."""
-    import pandas as pd
     import pyarrow.parquet as pq
 
     workload, slo = _models(workload, slo)
     out_dir.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _msg: None)
-    rates = workload.arrival_rates_rps or []
-    levels = [workload.max_in_flight] * len(rates) if rates else list(workload.concurrency)
+    levels, rates, n, trace, mode, prefix_fraction = _sweep_levels(workload)
     duration_s = workload.level_duration_s
-    # A timed level has no request count; request numbers stay apart across levels all the same.
-    n = None if duration_s else workload.requests_per_level
-    trace = None
-    if workload.trace is not None:  # one open-loop level: the trace at its own (scaled) times
-        spec = workload.trace
-        trace = TraceArrivals(scan_trace(spec), spec.time_scale, workload.max_in_flight, spec.block_tokens)
-        levels, rates, n = [workload.max_in_flight], [trace.arrival_rate_rps], len(trace.trace)
-    mode = "trace" if trace is not None else workload.arrivals
-    prefix_fraction = (
-        metrics.trace_shared_fraction(trace.trace.hash_ids, trace.trace.input_lengths, trace.block_tokens)
-        if trace is not None
-        else metrics.shared_prefix_fraction(workload.shared_prefix_tokens, length_mean(workload.input_tokens))
-        if workload.dataset is None
-        else None  # a dataset's own prompts: what they share is theirs, not measured here
-    )
     stride = 10**6 if n is None else n
     repeats = workload.repeats
     common = _level_args(workload, endpoint)
     prompt_sizing = _prompt_sizing(workload, common)
-    jsonl_path = out_dir / "requests.jsonl"
-    requests_path = out_dir / "requests.parquet"
-    levels_path = out_dir / "levels.parquet"
+    jsonl_path, requests_path, levels_path = (out_dir / f for f in SWEEP_FILES)
     level_rows: list[dict[str, Any]] = []
 
-    # This try owns the folder from here (sweep.owner): an earlier try of the same sweep whose
-    # worker was lost but whose process lives on (a task outlives its killed worker's process
-    # group) stops at its next level instead of writing into this try's files. Its open files are
-    # unlinked, not truncated, so what it still appends lands nowhere this try reads: a request is
-    # never counted twice.
-    owner = _own(out_dir)
-    for p in (jsonl_path, requests_path):
-        p.unlink(missing_ok=True)
-    jsonl_path.write_text("")
+    owner = _claim(out_dir, jsonl_path, requests_path)
     # O_APPEND, unbuffered: each record one write, and a split level's processes append to it too
     with open(jsonl_path, "ab", buffering=0) as jsonl, pq.ParquetWriter(requests_path, request_schema()) as writer:
         sink = jsonl.fileno()
@@ -316,89 +292,36 @@ def run_sweep(
         for li, c in enumerate(levels):
             _still_own(out_dir, owner)
             rate = rates[li] if rates else None
-            extras: dict[str, Any] = {
-                "level_warmup_requests": 0,
-                "shared_prefix_fraction": prefix_fraction,
-                "prompt_sizing": prompt_sizing,
-            }
+            extras: dict[str, Any] = {"level_warmup_requests": 0, "shared_prefix_fraction": prefix_fraction}
+            extras["prompt_sizing"] = prompt_sizing
             if workload.warmup_each_level and not rate:
                 extras["level_warmup_requests"] = _warm_level(endpoint, workload, li, c, out_dir, say)
             firsts = [(li * repeats + rep) * stride for rep in range(repeats)]
             # a count-bounded dataset or code-edit level's prompts, counted before its clock starts
             own_text = workload.dataset is not None or (workload.prompt_style == "code-edit" and trace is None)
-            counted = own_text and n is not None
-            dataset_counts = _dataset_counts(endpoint, workload, common, firsts, n) if counted and n else None
-            before, why_not = servermetrics.spec_decode_counters(
-                endpoint.metrics_url, endpoint.headers, endpoint.metrics_note
-            )
-            sampler = servermetrics.LevelSampler(endpoint.metrics_url, endpoint.headers, endpoint.metrics_note).start()
-            say(
-                f"level {li + 1}/{len(levels)}: "
-                + (f"{mode} arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, ")
-                + (f"{duration_s:g} s" if duration_s else f"{n} requests")
-            )
+            dataset_counts = _dataset_counts(endpoint, workload, common, firsts, n) if own_text and n else None
+            watch = _ServerWatch(endpoint)
+            load = f"{mode} arrivals at {rate:g} req/s, at most {c} in flight, " if rate else f"concurrency {c}, "
+            say(f"level {li + 1}/{len(levels)}: {load}" + (f"{duration_s:g} s" if duration_s else f"{n} requests"))
             # open loop and multi-turn sessions: one process (a session's turns share its stream)
             procs = 1 if rate or workload.multi_turn else client_processes(c, workload.client_processes)
-            recs: list[RequestRecord] = []
-            cpu_s = 0.0
             # a split level's loops run in processes of their own: their wait for a core is not this thread's
             runqueue0 = thread_runqueue_s() if procs == 1 else None
-            for rep in range(repeats):  # repeated runs of the level: confidence intervals
-                first = firsts[rep]
-                kwargs = dict(
-                    n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common
-                )
-                if dataset_counts is not None:
-                    kwargs["dataset_counts"] = dataset_counts
-                if workload.multi_turn is not None:
-                    kwargs["multi_turn"] = workload.multi_turn
-                if procs > 1:  # closed loop only; each process appends to requests.jsonl itself
-                    r_recs, r_cpu = run_level_split(
-                        endpoint,
-                        ClosedLoop(c),
-                        processes=procs,
-                        jsonl_path=jsonl_path,
-                        **{**kwargs, "on_record": hook_only},
-                    )
-                else:
-                    schedule = (
-                        trace
-                        if trace is not None
-                        else PoissonArrivals.for_level(
-                            rate,
-                            c,
-                            workload.seed,
-                            first,
-                            workload.arrivals,
-                            workload.burstiness,
-                            workload.rate_shape.steps() if workload.rate_shape else None,
-                        )
-                        if rate
-                        else ClosedLoop(c)
-                    )
-                    r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
-                recs.extend(r_recs)
-                cpu_s += r_cpu
-            after, why_not_after = (
-                servermetrics.spec_decode_counters(endpoint.metrics_url, endpoint.headers)
-                if before is not None
-                else (None, why_not)
+            hooks = (on_record, hook_only)
+            recs, cpu_s = _run_repeats(
+                endpoint, workload, c, rate, n, firsts, trace, dataset_counts, procs, hooks, jsonl_path, common
             )
-            extras.update(metrics.spec_decode_level(before, after, why_not or why_not_after))
-            extras.update(sampler.stop())
+            extras.update(watch.stop())
             if workload.trace is not None:  # offered as scheduled? (its send lateness p99 within the bound)
                 lags = metrics.distribution((r.send_lag_ms for r in recs), "send_lag_ms")
-                extras["offered_as_scheduled"] = metrics.offered_as_scheduled(
-                    lags["send_lag_ms_p99"], workload.trace.max_lateness_ms_p99
-                )
+                bound_ms = workload.trace.max_lateness_ms_p99
+                extras["offered_as_scheduled"] = metrics.offered_as_scheduled(lags["send_lag_ms_p99"], bound_ms)
             runqueue_s = _since(runqueue0, thread_runqueue_s())
             row = level_row(recs, c, rate, slo, cpu_s, procs, extras, mode, runqueue_s)
             level_rows.append(row)
             _still_own(out_dir, owner)
             writer.write_table(to_table(recs))
-            partial = levels_path.with_suffix(".parquet.tmp")  # whole or absent: written, then renamed
-            pd.DataFrame(level_rows).to_parquet(partial, index=False)
-            partial.replace(levels_path)
+            _write_levels(levels_path, level_rows)
             say(
                 f"level {li + 1}/{len(levels)}: concurrency {c}: {row['requests_ok']}/{row['requests_attempted']} ok, "
                 f"{_fmt(row['output_tokens_per_s'])} output tok/s, TTFT p50 {_fmt(row['ttft_ms_p50'])} ms"
@@ -407,11 +330,141 @@ def run_sweep(
     return SweepResult(requests_path, levels_path, level_rows)
 
 
+class _ServerWatch:
+    """The server's own counters over a level: speculative decoding's, read as the level starts
+    and as it ends, and those a LevelSampler samples while it runs."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.before, self.why_not = servermetrics.spec_decode_counters(
+            endpoint.metrics_url, endpoint.headers, endpoint.metrics_note
+        )
+        self.sampler = servermetrics.LevelSampler(endpoint.metrics_url, endpoint.headers, endpoint.metrics_note).start()
+
+    def stop(self) -> dict[str, Any]:
+        """The level's server columns (metrics.spec_decode_level and the sampler's)."""
+        e = self.endpoint
+        after, why_not_after = (
+            servermetrics.spec_decode_counters(e.metrics_url, e.headers)
+            if self.before is not None
+            else (None, self.why_not)
+        )
+        out = dict(metrics.spec_decode_level(self.before, after, self.why_not or why_not_after))
+        out.update(self.sampler.stop())
+        return out
+
+
+def _write_levels(levels_path: Path, level_rows: list[dict[str, Any]]) -> None:
+    """levels.parquet, whole or absent: written beside it, then renamed over it."""
+    import pandas as pd
+
+    partial = levels_path.with_suffix(".parquet.tmp")
+    pd.DataFrame(level_rows).to_parquet(partial, index=False)
+    partial.replace(levels_path)
+
+
+def _sweep_levels(
+    workload: Workload,
+) -> tuple[list[int], list[float], int | None, TraceArrivals | None, str, float | None]:
+    """(each level's concurrency or in-flight cap, each open-loop level's rate, requests per level
+    (None: timed), the trace's arrivals (one level) or None, the arrival mode, the shared-prefix
+    fraction of the prompts or None)."""
+    rates = workload.arrival_rates_rps or []
+    levels = [workload.max_in_flight] * len(rates) if rates else list(workload.concurrency)
+    # A timed level has no request count; request numbers stay apart across levels all the same.
+    n = None if workload.level_duration_s else workload.requests_per_level
+    trace = None
+    if workload.trace is not None:  # one open-loop level: the trace at its own (scaled) times
+        spec = workload.trace
+        trace = TraceArrivals(scan_trace(spec), spec.time_scale, workload.max_in_flight, spec.block_tokens)
+        levels, rates, n = [workload.max_in_flight], [trace.arrival_rate_rps], len(trace.trace)
+    mode = "trace" if trace is not None else workload.arrivals
+    prefix_fraction = (
+        metrics.trace_shared_fraction(trace.trace.hash_ids, trace.trace.input_lengths, trace.block_tokens)
+        if trace is not None
+        else metrics.shared_prefix_fraction(workload.shared_prefix_tokens, length_mean(workload.input_tokens))
+        if workload.dataset is None
+        else None  # a dataset's own prompts: what they share is theirs, not measured here
+    )
+    return levels, rates, n, trace, mode, prefix_fraction
+
+
+def _run_repeats(
+    endpoint: Endpoint,
+    workload: Workload,
+    c: int,
+    rate: float | None,
+    n: int | None,
+    firsts: list[int],
+    trace: TraceArrivals | None,
+    dataset_counts: dict[int, int] | None,
+    procs: int,
+    hooks: tuple[Callable[[RequestRecord], None], Callable[[RequestRecord], None]],
+    jsonl_path: Path,
+    common: dict[str, Any],
+) -> tuple[list[RequestRecord], float]:
+    """A level's records and client CPU seconds over its repeats (confidence intervals): each in
+    this process, or (closed loop, procs > 1) split over client processes that append to
+    requests.jsonl themselves. hooks: (for a record this process writes, for one a split level's
+    processes wrote already)."""
+    on_record, hook_only = hooks
+    duration_s = workload.level_duration_s
+    recs: list[RequestRecord] = []
+    cpu_s = 0.0
+    for rep, first in enumerate(firsts):  # repeated runs of the level: confidence intervals
+        kwargs = dict(n_requests=n, first_index=first, on_record=on_record, duration_s=duration_s, repeat=rep, **common)
+        if dataset_counts is not None:
+            kwargs["dataset_counts"] = dataset_counts
+        if workload.multi_turn is not None:
+            kwargs["multi_turn"] = workload.multi_turn
+        if procs > 1:  # closed loop only; each process appends to requests.jsonl itself
+            r_recs, r_cpu = run_level_split(
+                endpoint,
+                ClosedLoop(c),
+                processes=procs,
+                jsonl_path=jsonl_path,
+                **{**kwargs, "on_record": hook_only},
+            )
+        else:
+            schedule = (
+                trace
+                if trace is not None
+                else PoissonArrivals.for_level(
+                    rate,
+                    c,
+                    workload.seed,
+                    first,
+                    workload.arrivals,
+                    workload.burstiness,
+                    workload.rate_shape.steps() if workload.rate_shape else None,
+                )
+                if rate
+                else ClosedLoop(c)
+            )
+            r_recs, r_cpu = run_loop(run_level(endpoint, schedule, **kwargs))
+        recs.extend(r_recs)
+        cpu_s += r_cpu
+    return recs, cpu_s
+
+
 OWNER_FILE = "sweep.owner"
 
 
 class SweepSuperseded(LlmbenchError, RuntimeError):
     """A newer try of this sweep took over its folder: this one stops (one line)."""
+
+
+def _claim(out_dir: Path, jsonl_path: Path, requests_path: Path) -> str:
+    """This try owns the folder from here (sweep.owner), its requests files begun afresh: an
+    earlier try of the same sweep whose worker was lost but whose process lives on (a task
+    outlives its killed worker's process group) stops at its next level instead of writing into
+    this try's files. Its open files are unlinked, not truncated, so what it still appends lands
+    nowhere this try reads: a request is never counted twice."""
+    owner = _own(out_dir)
+    for p in (jsonl_path, requests_path):
+        p.unlink(missing_ok=True)
+    jsonl_path.write_text("")
+    return owner
 
 
 def _own(out_dir: Path) -> str:
