@@ -27,6 +27,8 @@ import json
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from llmbench.backends.base import Endpoint
 from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
@@ -158,140 +160,205 @@ async def run_level(
     (closed loop: a free stream sends nothing once duration_s has passed since the level began;
     open loop: no arrival after duration_s); those in flight finish. next_index: where the next
     request number comes from (default: a local counter; a counter shared between processes when
-    a closed-loop level is split over several, run_level_split); worker_offset: the number of this
+    a closed-loop level is split over several, processes.run_level_split); worker_offset: the number of this
     process's first stream. sizing: the served model's token counts (tokenizer.sizing_for) that
     size generated and trace prompts, each record then carrying its prompt's count; None: words ~
     tokens. dataset_counts: the served model's count of a dataset (or code-edit) request's prompt by request
     number (a session's turn: session_turn_key), counted before the level (sweep:
     tokenizer.count_prompts), carried by its record; a request without one carries none.
     """
+    level = _Level(
+        endpoint, schedule, n_requests, _Prompts(input_tokens, output_tokens, seed, first_index, shared_prefix_tokens,
+        prompt_style, dataset, prefixes, sizing, dataset_counts), timeout_s, next_index, worker_offset, duration_s,
+        repeat, max_response_bytes, level_concurrency, multi_turn,
+    )  # fmt: skip
+    return await _with_record_builder(on_record, level.drive)
 
-    stream_body = registry.wire(endpoint.wire).stream_body  # None: an OpenAI chat body
 
-    trace = schedule if isinstance(schedule, TraceArrivals) else None
-    if trace is not None:  # a trace level is its rows (at most n_requests of them)
-        n_requests = len(trace.trace) if n_requests is None else min(n_requests, len(trace.trace))
+@dataclass
+class _Prompts:
+    """What a level's prompts are made from (run_level's arguments of the same names)."""
 
-    # The client's token count of request i's prompt, from when its body is built until its record
-    # is submitted (built ahead: counting costs the level nothing).
-    client_counts: dict[int, int] = {}
+    input_tokens: Length
+    output_tokens: Length
+    seed: int
+    first_index: int
+    shared_prefix_tokens: int
+    prompt_style: str
+    dataset: tuple[DatasetSpec, DatasetIndex] | None
+    prefixes: tuple[int, str, float]
+    sizing: WordSizing | None
+    dataset_counts: Mapping[int, int] | None
 
-    def body(i: int) -> bytes:
-        idx = first_index + i
+
+class _Level:
+    """One running level (run_level): its bodies, its streams (closed loop, open loop, multi-turn
+    sessions), and the exchanges it hands to the record builder. One object per level; its
+    attributes are what the level's streams share."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        schedule: Schedule,
+        n_requests: int | None,
+        prompts: _Prompts,
+        timeout_s: float,
+        next_index: Callable[[], int] | None,
+        worker_offset: int,
+        duration_s: float | None,
+        repeat: int,
+        max_response_bytes: int,
+        level_concurrency: int | None,
+        multi_turn: MultiTurn | None,
+    ) -> None:
+        self.endpoint, self.p, self.timeout_s = endpoint, prompts, timeout_s
+        self.worker_offset, self.duration_s, self.repeat = worker_offset, duration_s, repeat
+        self.max_response_bytes, self.multi_turn = max_response_bytes, multi_turn
+        self.stream_body = registry.wire(endpoint.wire).stream_body  # None: an OpenAI chat body
+        self.trace = trace = schedule if isinstance(schedule, TraceArrivals) else None
+        if trace is not None:  # a trace level is its rows (at most n_requests of them)
+            n_requests = len(trace.trace) if n_requests is None else min(n_requests, len(trace.trace))
+        self.n_requests = n_requests
+        # The client's token count of request i's prompt, from when its body is built until its
+        # record is submitted (built ahead: counting costs the level nothing).
+        self.client_counts: dict[int, int] = {}
+        # A count-bounded level in one process builds its first bodies before the clock starts (at
+        # most PREBUILT_BODIES of them, PREBUILT_BYTES in all: a huge level must not fill memory
+        # before it sends anything); the rest, a timed level's, and one process's share of a split
+        # level's (which requests it gets is not known in advance) are built when the request is taken.
+        self.bodies = prebuild(self.body, n_requests) if n_requests is not None and next_index is None else []
+        self.take = next_index or itertools.count().__next__
+        self.arrivals = schedule.arrivals()  # None: closed loop
+        # A split level's process drives its share of the streams; its records carry the level's.
+        self.concurrency, self.rate = level_concurrency or schedule.streams, schedule.arrival_rate_rps
+        self.streams = schedule.streams
+        # Connections between requests, the most recently used last: a closed-loop stream gets its
+        # own back at once (nothing runs between its request's end and its next send), an open-loop
+        # arrival the warmest. See Endpoint.keep_alive.
+        self.idle: list[StreamClient] = []
+        self.opened: list[StreamClient] = []
+        self.clock = asyncio.Lock()  # open loop: the free stream that waits for the next arrival holds it
+        self.over = False  # open loop: no arrival is left
+        self.deadline: float | None = None  # closed loop, timed: no request starts after it
+        self.t0_ns = 0  # when the level began (set as it begins)
+        max_tokens = length_range(prompts.output_tokens)[1]  # no request of the level asks for more
+        if trace is not None:
+            max_tokens = max(trace.trace.output_lengths)
+        dataset = prompts.dataset
+        if dataset is not None and dataset[0].output == "data" and dataset[1].max_data_tokens:
+            max_tokens = max(max_tokens, dataset[1].max_data_tokens)  # a row's own length may be longer
+        self.max_tokens = max_tokens
+        self.sessions = itertools.count()  # multi-turn: this process's next session
+        self.by_model = multi_turn is not None and multi_turn.history == "model"
+
+    def body(self, i: int) -> bytes:
+        p, trace = self.p, self.trace
+        idx = p.first_index + i
         if trace is not None:  # request i of the level is row i of the trace
-            prompt = trace_prompt(seed, trace.trace, i, trace.block_tokens, sizing)
-        elif dataset is not None:  # the user's own prompts (workload.dataset)
-            prompt = dataset_prompt(*dataset, seed, idx, sample_length(output_tokens, seed, idx, "output"))
+            prompt = trace_prompt(p.seed, trace.trace, i, trace.block_tokens, p.sizing)
+        elif p.dataset is not None:  # the user's own prompts (workload.dataset)
+            prompt = dataset_prompt(*p.dataset, p.seed, idx, sample_length(p.output_tokens, p.seed, idx, "output"))
         else:
             prompt = make_prompt(
-                seed,
+                p.seed,
                 idx,
-                sample_length(input_tokens, seed, idx, "input"),
-                sample_length(output_tokens, seed, idx, "output"),
-                shared_prefix_tokens,
-                prompt_style,
-                draw_prefix(seed, idx, *prefixes),
-                sizing,
+                sample_length(p.input_tokens, p.seed, idx, "input"),
+                sample_length(p.output_tokens, p.seed, idx, "output"),
+                p.shared_prefix_tokens,
+                p.prompt_style,
+                draw_prefix(p.seed, idx, *p.prefixes),
+                p.sizing,
             )
-        if trace is None and dataset_counts and idx in dataset_counts:  # counted before the level (sweep)
-            prompt = dataclasses.replace(prompt, input_tokens_client=dataset_counts[idx])
+        if trace is None and p.dataset_counts and idx in p.dataset_counts:  # counted before the level (sweep)
+            prompt = dataclasses.replace(prompt, input_tokens_client=p.dataset_counts[idx])
         if prompt.input_tokens_client is not None:
-            client_counts[i] = prompt.input_tokens_client
-        return encode(prompt)
+            self.client_counts[i] = prompt.input_tokens_client
+        return self.encode(prompt)
 
-    def encode(prompt: Prompt) -> bytes:
-        if stream_body is not None:  # the wire's own body (e.g. one whose model is in the URL)
-            return json.dumps(stream_body(prompt.text, prompt.system, prompt.max_tokens, endpoint.model)).encode()
-        return json.dumps(chat_request_body(prompt, endpoint.model)).encode()
+    def encode(self, prompt: Prompt) -> bytes:
+        if self.stream_body is not None:  # the wire's own body (e.g. one whose model is in the URL)
+            body = self.stream_body(prompt.text, prompt.system, prompt.max_tokens, self.endpoint.model)
+            return json.dumps(body).encode()
+        return json.dumps(chat_request_body(prompt, self.endpoint.model)).encode()
 
-    # A count-bounded level in one process builds its first bodies before the clock starts (at most
-    # PREBUILT_BODIES of them, PREBUILT_BYTES in all: a huge level must not fill memory before it
-    # sends anything); the rest, a timed level's, and one process's share of a split level's
-    # (which requests it gets is not known in advance) are built when the request is taken.
-    bodies = prebuild(body, n_requests) if n_requests is not None and next_index is None else []
-    take = next_index or itertools.count().__next__
-    arrivals = schedule.arrivals()  # None: closed loop
-    # A split level's process drives its share of the streams; its records carry the level's.
-    concurrency, rate = level_concurrency or schedule.streams, schedule.arrival_rate_rps
-    streams = schedule.streams
-    # Connections between requests, the most recently used last: a closed-loop stream gets its own
-    # back at once (nothing runs between its request's end and its next send), an open-loop
-    # arrival the warmest. See Endpoint.keep_alive.
-    idle: list[StreamClient] = []
-    opened: list[StreamClient] = []
-    clock = asyncio.Lock()  # open loop: the free stream that waits for the next arrival holds it
-    over = False  # open loop: no arrival is left
-    deadline: float | None = None  # closed loop, timed: no request starts after it
-    t0_ns = 0  # when the level began (set as it begins)
-    max_tokens = length_range(output_tokens)[1]  # no request of the level asks for more
-    if trace is not None:
-        max_tokens = max(trace.trace.output_lengths)
-    if dataset is not None and dataset[0].output == "data" and dataset[1].max_data_tokens:
-        max_tokens = max(max_tokens, dataset[1].max_data_tokens)  # a row's own length may be longer
+    def _next_closed(self) -> tuple[int, bytes, int] | None:
+        """Closed loop: (request number, body, due ns) of the next request, now; None: the level is done."""
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            return None
+        i = self.take()
+        if self.n_requests is not None and i >= self.n_requests:
+            return None
+        return i, self.bodies[i] if i < len(self.bodies) else self.body(i), time.perf_counter_ns()
 
-    async def stream(w: int, builder: RecordBuilder) -> None:
-        nonlocal over
-        worker = worker_offset + w if arrivals is None else -1
+    async def _next_arrival(self) -> tuple[int, bytes, int, float, int] | None:
+        """Open loop: (request number, body, due ns, scheduled ms, free ns) of the next arrival, at
+        its time (late when every stream was busy); None: no arrival is left."""
+        # Free streams queue for the clock in the order they came free (asyncio.Lock is FIFO), so
+        # the one that takes an arrival was free from free_ns: lateness before then was the
+        # in-flight cap's (every stream busy), after it the client's own.
+        free_ns = time.perf_counter_ns()
+        async with self.clock:
+            if self.over:
+                return None
+            i = self.take()
+            assert self.arrivals is not None
+            offset_s = next(self.arrivals, None)  # None: a trace's last row was sent
+            if (
+                offset_s is None
+                or (self.n_requests is not None and i >= self.n_requests)
+                or (self.duration_s is not None and offset_s >= self.duration_s)
+            ):
+                self.over = True
+                return None
+            due_ns = self.t0_ns + int(offset_s * 1e9)
+            wait_s = (due_ns - time.perf_counter_ns()) / 1e9
+            if wait_s > 0:
+                await asyncio.sleep(wait_s)
+        return i, self.bodies[i] if i < len(self.bodies) else self.body(i), due_ns, offset_s * 1000, free_ns
+
+    async def stream(self, w: int, builder: RecordBuilder) -> None:
+        closed = self.arrivals is None
+        worker = self.worker_offset + w if closed else -1
+        endpoint = self.endpoint
         while True:
-            if arrivals is None:  # closed loop: the next request, now
-                if deadline is not None and time.perf_counter() >= deadline:
+            if closed:
+                nxt = self._next_closed()
+                if nxt is None:
                     return
-                i = take()
-                if n_requests is not None and i >= n_requests:
+                i, payload, due_ns = nxt
+                scheduled_ms, free_ns = None, due_ns
+            else:
+                arrival = await self._next_arrival()
+                if arrival is None:
                     return
-                payload = bodies[i] if i < len(bodies) else body(i)
-                due_ns = time.perf_counter_ns()
-                scheduled_ms = None
-            else:  # open loop: the next arrival, at its time (late when every stream was busy)
-                # Free streams queue for the clock in the order they came free (asyncio.Lock is
-                # FIFO), so the one that takes an arrival was free from free_ns: lateness before
-                # then was the in-flight cap's (every stream busy), after it the client's own.
-                free_ns = time.perf_counter_ns()
-                async with clock:
-                    if over:
-                        return
-                    i = take()
-                    offset_s = next(arrivals, None)  # None: a trace's last row was sent
-                    if (
-                        offset_s is None
-                        or (n_requests is not None and i >= n_requests)
-                        or (duration_s is not None and offset_s >= duration_s)
-                    ):
-                        over = True
-                        return
-                    due_ns = t0_ns + int(offset_s * 1e9)
-                    scheduled_ms = offset_s * 1000
-                    wait_s = (due_ns - time.perf_counter_ns()) / 1e9
-                    if wait_s > 0:
-                        await asyncio.sleep(wait_s)
-                payload = bodies[i] if i < len(bodies) else body(i)
-            if idle:
-                client = idle.pop()
+                i, payload, due_ns, scheduled_ms, free_ns = arrival
+            if self.idle:
+                client = self.idle.pop()
             else:
                 client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
-                opened.append(client)
-            send_ns, end_ns, reads, ended, ended_detail = await send_one(
-                client, endpoint, payload, timeout_s, max_response_bytes
-            )
+                self.opened.append(client)
+            exchange = await send_one(client, endpoint, payload, self.timeout_s, self.max_response_bytes)
             # The record is built in the helper process; the stream goes on at once.
-            submit(
-                builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads, worker=worker,
-                scheduled_ms=scheduled_ms, prefix_id=prefix_of(first_index + i),
-                input_tokens_client=client_counts.pop(i, None),
-                stream_wait_ns=0 if arrivals is None else max(0, free_ns - due_ns),  # at most send_lag (wire)
+            self.submit(
+                builder, i, due_ns, client, payload, exchange, worker=worker, scheduled_ms=scheduled_ms,
+                prefix_id=self.prefix_of(self.p.first_index + i), input_tokens_client=self.client_counts.pop(i, None),
+                stream_wait_ns=0 if closed else max(0, free_ns - due_ns),  # at most send_lag (wire)
             )  # fmt: skip
-            idle.append(client)
+            self.idle.append(client)
 
-    def prefix_of(idx: int) -> int:  # the shared prefix a generated prompt carries (draw_prefix)
-        generated = trace is None and dataset is None and shared_prefix_tokens
-        return draw_prefix(seed, idx, *prefixes) if generated else 0
+    def prefix_of(self, idx: int) -> int:  # the shared prefix a generated prompt carries (draw_prefix)
+        p = self.p
+        generated = self.trace is None and p.dataset is None and p.shared_prefix_tokens
+        return draw_prefix(p.seed, idx, *p.prefixes) if generated else 0
 
-    def submit(builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads, **extra) -> None:
+    def submit(self, builder: RecordBuilder, i: int, due_ns: int, client: StreamClient, payload: bytes,
+               exchange: Exchange, **extra: Any) -> None:  # fmt: skip
         """Hand one exchange to the record builder (the record is built there; the stream goes on)."""
+        send_ns, end_ns, reads, ended, ended_detail = exchange
         builder.submit(
             dict(
-                concurrency=concurrency,
-                request_index=first_index + i,
+                concurrency=self.concurrency,
+                request_index=self.p.first_index + i,
                 worker=extra.pop("worker"),
                 send_ns=send_ns,
                 end_ns=end_ns,
@@ -300,46 +367,50 @@ async def run_level(
                 reads=reads,
                 ended=ended,
                 ended_detail=ended_detail,
-                wire=endpoint.wire,
-                repeat=repeat,
-                arrival_rate_rps=rate,
+                wire=self.endpoint.wire,
+                repeat=self.repeat,
+                arrival_rate_rps=self.rate,
                 send_retried=client.resent_last,
                 # what the response's usage is checked against (wire.check_usage)
-                max_tokens=max_tokens,
+                max_tokens=self.max_tokens,
                 request_bytes=len(payload),
                 **extra,
             )
         )
 
-    sessions = itertools.count()  # multi-turn: this process's next session
-    by_model = multi_turn is not None and multi_turn.history == "model"
-
-    def turn_body(s: int, conv: Conversation, turn: int, answers: list[str] | None) -> tuple[bytes, int, int | None]:
+    def turn_body(
+        self, s: int, conv: Conversation, turn: int, answers: list[str] | None
+    ) -> tuple[bytes, int, int | None]:
         """Session s's turn `turn` (one the row has): (body, characters of history it carries: the
         earlier user turns and the assistant turns actually sent, the row's or the model's; the
         client's token count of it, or None). The count was taken before the level of the row's
         own turns (dataset_counts), so a turn carrying the model's answers has none."""
-        assert dataset is not None
+        p = self.p
+        assert p.dataset is not None
         key = session_turn_key(s, turn)
-        out = sample_length(output_tokens, seed, key, "output")
-        prompt = session_turn_prompt(conv, turn, out, dataset[0], answers)
+        out = sample_length(p.output_tokens, p.seed, key, "output")
+        prompt = session_turn_prompt(conv, turn, out, p.dataset[0], answers)
         assert prompt is not None  # turn < the row's user turns (prepare_session)
         history = sum(len(text) for role, text in (prompt.messages or ())[:-1] if role != "system")
-        counted = (dataset_counts or {}).get(key) if not (by_model and turn > 0) else None
-        return encode(prompt), history, counted
+        counted = (p.dataset_counts or {}).get(key) if not (self.by_model and turn > 0) else None
+        return self.encode(prompt), history, counted
 
-    def prepare_session(s: int) -> tuple[Conversation, int, list[tuple[bytes, int, int | None]]]:
+    def prepare_session(self, s: int) -> tuple[Conversation, int, list[tuple[bytes, int, int | None]]]:
         """Session s, built ahead: its row, how many turns it sends, and (body, history characters,
         client count) of each turn known before it starts: every turn with history "data"; with
         "model" only the first (it carries no answer yet), the others are built as the answers arrive."""
-        assert dataset is not None and multi_turn is not None
-        spec, index = dataset
-        conv = index.conversation(index.row_of(seed, s, spec.sample == "with_replacement"))
-        n_turns = min(multi_turn.max_turns, len(conv.user_turns()))
-        ahead = min(1, n_turns) if by_model else n_turns
-        return conv, n_turns, [turn_body(s, conv, turn, [] if by_model else None) for turn in range(ahead)]
+        assert self.p.dataset is not None and self.multi_turn is not None
+        spec, index = self.p.dataset
+        conv = index.conversation(index.row_of(self.p.seed, s, spec.sample == "with_replacement"))
+        n_turns = min(self.multi_turn.max_turns, len(conv.user_turns()))
+        ahead = min(1, n_turns) if self.by_model else n_turns
+        return conv, n_turns, [self.turn_body(s, conv, turn, [] if self.by_model else None) for turn in range(ahead)]
 
-    async def session_stream(w: int, builder: RecordBuilder) -> None:
+    def _next_session(self) -> tuple[int, tuple[Conversation, int, list[tuple[bytes, int, int | None]]]]:
+        s = self.p.first_index + next(self.sessions)
+        return s, self.prepare_session(s)
+
+    async def session_stream(self, w: int, builder: RecordBuilder) -> None:
         """A multi-turn stream: session after session, each a dataset row's user turns in order on
         this stream's connection, each turn carrying the turns before it, think_time_s apart. The
         next session is built while its predecessor's last turn is in flight, so a stream's
@@ -348,62 +419,54 @@ async def run_level(
         encoded right then, inside the think time (which is shortened by what that took, so the
         pause between an answer and the next turn is still think_time_s; with no think time, the
         decoding is part of the stream's turnaround)."""
-        assert multi_turn is not None
+        assert self.multi_turn is not None
+        endpoint, think_s = self.endpoint, self.multi_turn.think_time_s
         client = StreamClient(endpoint.url, keep_alive=endpoint.keep_alive)
-        opened.append(client)
-        s = first_index + next(sessions)
-        session = prepare_session(s)
+        self.opened.append(client)
+        s, session = self._next_session()
         while True:
             conv, n_turns, built = session
             upcoming: tuple[int, tuple[Conversation, int, list[tuple[bytes, int, int | None]]]] | None = None
             answers: list[str] = []  # history "model": the model's answers to this session's turns so far
             for turn in range(n_turns):
-                if deadline is not None and time.perf_counter() >= deadline:
+                if self.deadline is not None and time.perf_counter() >= self.deadline:
                     return
-                i = take()
-                if n_requests is not None and i >= n_requests:
+                i = self.take()
+                if self.n_requests is not None and i >= self.n_requests:
                     return
                 payload, history, counted = built[turn]
                 due_ns = time.perf_counter_ns()
-                exchange = send_one(client, endpoint, payload, timeout_s, max_response_bytes)
+                exchange = send_one(client, endpoint, payload, self.timeout_s, self.max_response_bytes)
                 if turn == n_turns - 1:  # a task only here: the request goes out, then the next session is built
                     sending = asyncio.create_task(exchange)
                     await asyncio.sleep(0)
-                    nxt = first_index + next(sessions)
-                    upcoming = (nxt, prepare_session(nxt))
-                    send_ns, end_ns, reads, ended, ended_detail = await sending
+                    upcoming = self._next_session()
+                    done = await sending
                 else:
-                    send_ns, end_ns, reads, ended, ended_detail = await exchange
+                    done = await exchange
                 answered_s = time.perf_counter()
-                submit(
-                    builder, i, send_ns, end_ns, due_ns, client, payload, ended, ended_detail, reads,
-                    worker=worker_offset + w, session=s, turn_index=turn, history_chars=history,
-                    input_tokens_client=counted,
-                )  # fmt: skip
-                if by_model and turn + 1 < n_turns:
-                    answers.append(model_answer(reads, ended, ended_detail, endpoint.wire))
-                    built.append(turn_body(s, conv, turn + 1, answers))
-                if multi_turn.think_time_s:
-                    spent_s = time.perf_counter() - answered_s if by_model else 0.0
-                    await asyncio.sleep(max(0.0, multi_turn.think_time_s - spent_s))
+                self.submit(builder, i, due_ns, client, payload, done, worker=self.worker_offset + w, session=s,
+                            turn_index=turn, history_chars=history, input_tokens_client=counted)  # fmt: skip
+                if self.by_model and turn + 1 < n_turns:
+                    answers.append(model_answer(done[2], done[3], done[4], endpoint.wire))
+                    built.append(self.turn_body(s, conv, turn + 1, answers))
+                if think_s:
+                    spent_s = time.perf_counter() - answered_s if self.by_model else 0.0
+                    await asyncio.sleep(max(0.0, think_s - spent_s))
             if upcoming is None:  # a row without a turn to send (not after scan): the next one
-                nxt = first_index + next(sessions)
-                upcoming = (nxt, prepare_session(nxt))
+                upcoming = self._next_session()
             s, session = upcoming
 
-    async def drive(builder: RecordBuilder) -> None:
-        nonlocal deadline, t0_ns
-        deadline = time.perf_counter() + duration_s if duration_s and arrivals is None else None
-        t0_ns = time.perf_counter_ns()
+    async def drive(self, builder: RecordBuilder) -> None:
+        self.deadline = time.perf_counter() + self.duration_s if self.duration_s and self.arrivals is None else None
+        self.t0_ns = time.perf_counter_ns()
         try:
             async with asyncio.TaskGroup() as tasks:
-                for w in range(streams):
-                    tasks.create_task((session_stream if multi_turn else stream)(w, builder))
+                for w in range(self.streams):
+                    tasks.create_task((self.session_stream if self.multi_turn else self.stream)(w, builder))
         finally:
-            for client in opened:
+            for client in self.opened:
                 client.close()
-
-    return await _with_record_builder(on_record, drive)
 
 
 async def _with_record_builder(on_record: OnRecord, drive) -> tuple[list[RequestRecord], float]:
