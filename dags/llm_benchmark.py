@@ -10,8 +10,8 @@ and price_performance recomputes its tables with today's code and config before 
 under the same run key (llmbench.results.reprocess).
 
 The per-target chain exists once per registered backend kind (llmbench.schemas.registry), as a
-mapped task group named after the kind, because each needs its own capacity controls
-(BackendSpec.capacity: a pool for the shared machine, serialised deploys and waits deferred to
+mapped task group named after the kind, because each needs its own limits
+(BackendSpec.dag_limits: a pool for the shared machine, serialised deploys and waits deferred to
 the triggerer for endpoints and instances that take minutes); one config may mix them, and a kind with no target
 in the run is skipped.
 
@@ -29,11 +29,11 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import Asset, Param, dag, get_current_context, setup, task, task_group, teardown
 
 from llmbench import backends  # noqa: F401 (registers every built-in kind)
-from llmbench.schemas.registry import Capacity, specs
+from llmbench.schemas.registry import DagLimits, specs
 from llmbench.settings import settings
 from llmbench_airflow import (
     TRANSIENT_RETRIES,
-    DeployWithinCapacityOperator,
+    DeployWithinQuotaOperator,
     LlmbenchNotifier,
     WaitReadyOperator,
     budget_approval,
@@ -48,8 +48,8 @@ SCHEDULE = settings("schedule").schedule
 SWEEP_QUEUE = {"queue": q} if (q := settings("sweep_queue").sweep_queue) else {}
 START_DATE = pendulum.parse(settings("start_date").start_date, tz="UTC")
 MAX_PARALLEL_SWEEPS = 8  # sweeps of one run at once (each holds a worker slot for its duration)
-# Each stage's bound (one try): a wait for capacity or an endpoint, the sweep, the short stages.
-DEPLOY_WAIT = timedelta(hours=6)  # capacity in use (a quota, the shared machine), then 5-15 min to create
+# Each stage's bound (one try): a wait for a quota or an endpoint, the sweep, the short stages.
+DEPLOY_WAIT = timedelta(hours=6)  # a quota in use (or the shared machine), then 5-15 min to create
 READY_WAIT = timedelta(hours=4)
 SWEEP_TIMEOUT = timedelta(hours=4)
 STAGE_TIMEOUT = timedelta(minutes=30)  # warm-up, quality, validate, teardown, and a deploy that does not wait
@@ -66,10 +66,10 @@ DAGRUN_TIMEOUT = (
 )
 PRICE_PERFORMANCE = Asset(name="llmbench_price_performance")
 MAP_LABEL = "{{ target_label }}"  # mapped instances read "local-cpu-2c / smollm2-135m-instruct / llama-server-4slots"
-# backend kind -> its capacity controls (BackendSpec.capacity: pools are created by `make
+# backend kind -> its DAG limits (BackendSpec.dag_limits: pools are created by `make
 # airflow-db`, the tests and the compose init service from deploy/pools.json). A waiting task
 # defers to the triggerer (plugins/llmbench_airflow.WaitTrigger), holding no worker or pool slot.
-BACKEND_GROUPS: dict[str, Capacity] = {spec.kind: spec.capacity for spec in specs()}
+BACKEND_GROUPS: dict[str, DagLimits] = {spec.kind: spec.dag_limits for spec in specs()}
 
 
 def _call(step: str, target: dict, *args, platform: bool = True):
@@ -171,22 +171,26 @@ def llm_benchmark():
 
         return pipeline.targets_on(targets, kind, run_params()[1])
 
-    def target_group(group_id: str, capacity: Capacity):
-        """The per-target chain, for one kind of capacity: a shared machine (pool scope "target":
+    def target_group(group_id: str, limits_of_kind: DagLimits):
+        """The per-target chain, for one kind of limits: a shared machine (pool scope "target":
         every task in the pool; one target's server at a time), endpoints or instances we create
         (pool scope "deploy": deploys serialised so quota checks are atomic; waits that give their
         worker slot back while they start), or an endpoint or API that already runs (no pool:
         nothing is created)."""
-        pool, deploy_poke_s, ready_poke_s = capacity.pool, capacity.deploy_poke_s, capacity.ready_poke_s
+        pool, deploy_poke_s, ready_poke_s = (
+            limits_of_kind.pool,
+            limits_of_kind.deploy_poke_s,
+            limits_of_kind.ready_poke_s,
+        )
         limits = {"map_index_template": MAP_LABEL, "execution_timeout": STAGE_TIMEOUT}
-        body = {**limits, "pool": pool} if pool and capacity.pool_scope == "target" else limits
+        body = {**limits, "pool": pool} if pool and limits_of_kind.pool_scope == "target" else limits
 
         if deploy_poke_s is not None:
-            # Capacity may be in use (a quota, the local machine): look, then wait deferred on the
+            # DagLimits may be in use (a quota, the local machine): look, then wait deferred on the
             # triggerer, holding no worker or pool slot, and look again on a worker.
             def deploy(target):
                 return (
-                    DeployWithinCapacityOperator(
+                    DeployWithinQuotaOperator(
                         task_id="deploy",
                         target=target,
                         poke_s=deploy_poke_s,
@@ -329,10 +333,10 @@ def llm_benchmark():
     run_dir = price_performance(planned)
     gate >> run_dir
     # A run fills the groups of the backend kinds its targets use; the others' mapped tasks are skipped.
-    for kind, capacity in BACKEND_GROUPS.items():
+    for kind, kind_limits in BACKEND_GROUPS.items():
         targets = on_backend.override(task_id=f"{kind}_targets")(planned, kind)
         gate >> targets
-        target_group(kind, capacity).expand(target=targets) >> run_dir
+        target_group(kind, kind_limits).expand(target=targets) >> run_dir
     # Retention after the run's own publish and report (they name its folder), before check (the leaf).
     published = publish(run_dir, planned)
     published >> report(run_dir, planned) >> prune_raw_results(planned) >> check(run_dir, published, planned)

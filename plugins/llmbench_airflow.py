@@ -432,7 +432,7 @@ def send_alert(alert: dict[str, Any]) -> None:
 
 
 # -- Waits that defer to the triggerer (issue 45) --------------------------------------------------
-# A deploy waiting for capacity and a readiness wait hold no worker slot and no pool slot (a pool
+# A deploy waiting for a quota and a readiness wait hold no worker slot and no pool slot (a pool
 # counts no deferred task unless told to): the task defers to WaitTrigger, which looks with the
 # target's own backend every `poke_s` on the triggerer, and the task resumes on a worker when the
 # look says go. They replace reschedule-mode sensors, which apache/airflow#71172 (open) fails as
@@ -446,8 +446,8 @@ def look(kind: str, target: dict[str, Any], handle: dict[str, Any] | None) -> tu
     from llmbench import pipeline
 
     use_results_store_of([target])
-    if kind == "capacity":
-        busy = pipeline.capacity_busy(target, **backend_kwargs(target))
+    if kind in ("quota", "capacity"):  # "capacity": a trigger serialized before the rename
+        busy = pipeline.quota_busy(target, **backend_kwargs(target))
         return busy is None, busy or ""
     ready = pipeline.check_ready(target, handle or {}, **backend_kwargs(target))
     return ready, "" if ready else "starting"
@@ -506,7 +506,7 @@ class _WaitingOperator(BaseOperator):
             raise DeployError(f"{self.target['label']}: still waiting ({kind}) after {self.wait}")
         if in_dags_test():
             # dags test would run the trigger in line and block the other targets' tasks, the very
-            # ones a capacity wait waits for: the task looks again later instead (no Celery here,
+            # ones a quota wait waits for: the task looks again later instead (no Celery here,
             # so apache/airflow#71172 cannot strike). Each look then bounds the wait afresh; the
             # run's own timeout bounds it as a whole.
             from airflow.sdk.exceptions import AirflowRescheduleException
@@ -527,8 +527,8 @@ class _WaitingOperator(BaseOperator):
             raise DeployError(event["error"])
 
 
-class DeployWithinCapacityOperator(_WaitingOperator):
-    """deploy when the backend has capacity (pipeline.deploy_within_capacity); while it has none,
+class DeployWithinQuotaOperator(_WaitingOperator):
+    """deploy when the backend's quota has room (pipeline.deploy_within_quota); while it has none,
     deferred to the triggerer, then a look again on a worker (in the pool: one deploy at a time
     takes the last unit of quota). Returns the handle, as deploy does."""
 
@@ -543,9 +543,9 @@ class DeployWithinCapacityOperator(_WaitingOperator):
         context["target_label"] = self.target["label"]
         self._failed(event or {})
         use_results_store_of([self.target])
-        handle = pipeline.deploy_within_capacity(self.target, **backend_kwargs(self.target))
+        handle = pipeline.deploy_within_quota(self.target, **backend_kwargs(self.target))
         if handle is None:
-            self._defer("capacity", since)
+            self._defer("quota", since)
         return handle
 
 

@@ -264,24 +264,24 @@ def deploy(target: Target, **backend_kwargs: Any) -> Handle:
         return {k: v for k, v in handle.items() if k not in SECRET_HANDLE_KEYS}
 
 
-def deploy_within_capacity(target: Target, **backend_kwargs: Any) -> Handle | None:
-    """deploy, unless the backend says its capacity (a quota) is in use: then None, "not now",
+def deploy_within_quota(target: Target, **backend_kwargs: Any) -> Handle | None:
+    """deploy, unless the backend says its quota is in use: then None, "not now",
     and the DAG asks again later without holding a worker slot. Callers serialise these calls
     (one pool slot), so two targets cannot both take the last unit of quota."""
     t = ResolvedTarget.of(target)
-    busy = capacity_busy(t, **backend_kwargs)
+    busy = quota_busy(t, **backend_kwargs)
     if busy:
-        log.info("%s: %s; waiting for capacity", t.target_id, busy)
+        log.info("%s: %s; waiting for the quota", t.target_id, busy)
         return None
     return deploy(t, **backend_kwargs)
 
 
-def capacity_busy(target: Target, **backend_kwargs: Any) -> str | None:
-    """One look at the backend's capacity, changing nothing: None when a deploy may go now, else
+def quota_busy(target: Target, **backend_kwargs: Any) -> str | None:
+    """One look at the backend's quota, changing nothing: None when a deploy may go now, else
     what holds it (the DAG's deferred deploy waits on the triggerer with this look)."""
     t = ResolvedTarget.of(target)
     with attempt_handles(t) as seen:  # the run's other handles, wherever the results store is
-        return _backend(t, backend_kwargs).capacity_available(seen)
+        return _backend(t, backend_kwargs).quota_busy(seen)
 
 
 def check_ready(target: Target, handle: Handle, **backend_kwargs: Any) -> bool:

@@ -44,15 +44,15 @@ def test_llm_benchmark_shape(dagbag):
     # Waits defer to the triggerer (issue 45): no reschedule-mode sensor is left (apache/airflow
     # #71172 fails one as killed externally when a poke's success reaches the scheduler late).
     assert not [t.task_id for t in dag.tasks if getattr(t, "mode", None) == "reschedule"]
-    from llmbench_airflow import DeployWithinCapacityOperator, WaitReadyOperator
+    from llmbench_airflow import DeployWithinQuotaOperator, WaitReadyOperator
 
     # ... a local target's deploy waits (deferred, its slot handed back) while another's server is alive.
-    assert isinstance(dag.get_task("local.deploy"), DeployWithinCapacityOperator)
+    assert isinstance(dag.get_task("local.deploy"), DeployWithinQuotaOperator)
     # SageMaker: deploys one at a time (atomic quota check), waits that hand their slot back.
     # EC2: the same shape, its own deploy pool (instance quotas are per instance type, per service)
     for g, deploy_pool in (("sagemaker", "llmbench_sagemaker_deploy"), ("ec2", "llmbench_ec2_deploy")):
         deploy, wait = dag.get_task(f"{g}.deploy"), dag.get_task(f"{g}.wait_ready")
-        assert isinstance(deploy, DeployWithinCapacityOperator) and isinstance(wait, WaitReadyOperator)
+        assert isinstance(deploy, DeployWithinQuotaOperator) and isinstance(wait, WaitReadyOperator)
         assert deploy.pool == deploy_pool and wait.pool == "default_pool"
         # the whole wait is bounded, each look (one try) too, and a look that failed is retried
         assert deploy.wait.total_seconds() > 0 and wait.wait.total_seconds() > 0

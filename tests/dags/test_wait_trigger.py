@@ -67,7 +67,7 @@ def test_the_triggerer_rebuilds_the_trigger_from_its_serialized_form(plugin, ext
 
 
 def test_a_free_capacity_lets_the_deploy_go(plugin, external_target):
-    assert first_event(plugin.WaitTrigger("capacity", external_target, None, 0)) == {"go": True}
+    assert first_event(plugin.WaitTrigger("quota", external_target, None, 0)) == {"go": True}
 
 
 def test_a_look_that_raises_ends_the_wait_and_the_resumed_task_fails_with_it(plugin, external_target):

@@ -231,14 +231,14 @@ def test_quota_blocks_a_second_instance_of_a_type(aws, tmp_path):  # noqa: F811
     quota = {"g6.xlarge": 1}
     first, second = (ec2_target(tmp_path, f"q{i}", **served_by(8000, instance_quota=quota)) for i in (1, 2))
     bigger = ec2_target(tmp_path, "q3", instance_type="g6.2xlarge", **served_by(8000, instance_quota=quota))
-    assert backend.capacity_available(first) is None
+    assert backend.quota_busy(first) is None
     handle = backend.deploy(first, tmp_path)
-    busy = backend.capacity_available(second)
+    busy = backend.quota_busy(second)
     assert busy == f"1 of 1 g6.xlarge instance(s) in use ({handle['instance_id']})"
-    assert backend.capacity_available(bigger) is None  # another type, no quota of its own
-    assert backend.capacity_available(ec2_target(tmp_path, "free", **served_by(8000))) is None  # no quota set
+    assert backend.quota_busy(bigger) is None  # another type, no quota of its own
+    assert backend.quota_busy(ec2_target(tmp_path, "free", **served_by(8000))) is None  # no quota set
     backend.teardown(handle)
-    assert backend.capacity_available(second) is None
+    assert backend.quota_busy(second) is None
 
 
 def test_rerun_replaces_a_group_an_earlier_attempt_left(aws, tmp_path):  # noqa: F811

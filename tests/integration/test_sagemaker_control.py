@@ -127,13 +127,13 @@ def test_deploy_waits_for_quota_per_instance_type(aws, tmp_path):  # noqa: F811
 
     targets = [seed_target(tmp_path, instance_quota={"ml.g7e.2xlarge": 2}).model_copy(update={"target_id": f"quota-{i}"})
                for i in range(3)]
-    first = pipeline.deploy_within_capacity(targets[0], session=aws)
-    second = pipeline.deploy_within_capacity(targets[1], session=aws)
+    first = pipeline.deploy_within_quota(targets[0], session=aws)
+    second = pipeline.deploy_within_quota(targets[1], session=aws)
     assert first and second
-    assert pipeline.deploy_within_capacity(targets[2], session=aws) is None
+    assert pipeline.deploy_within_quota(targets[2], session=aws) is None
     assert len([r for r in remaining(aws) if r["kind"] == "endpoint"]) == 2
     pipeline.teardown(targets[0], first, session=aws)
-    third = pipeline.deploy_within_capacity(targets[2], session=aws)
+    third = pipeline.deploy_within_quota(targets[2], session=aws)
     assert third
     for t, h in ((targets[1], second), (targets[2], third)):
         pipeline.teardown(t, h, session=aws)

@@ -143,7 +143,7 @@ class Backend(Protocol):
     cost_basis: Literal["per_hour", "per_token"]
     creates_endpoint: bool
 
-    def capacity_available(self, target: ResolvedTarget) -> str | None:
+    def quota_busy(self, target: ResolvedTarget) -> str | None:
         """None when a deploy may start now; else why not yet (a quota in use). Callers serialise
         the check and the deploy that follows it, so two targets cannot take the last unit."""
 

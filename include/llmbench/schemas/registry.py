@@ -2,7 +2,7 @@
 
 A backend package (llmbench/backends/<kind>/) builds one `BackendSpec` (its target model, its
 config section and settings model, its serving kinds, its plan check, its estimate constants, its
-DAG capacity, what it needs from the platform, its backend class) and calls `register(spec)` when
+DAG limits (DagLimits), what it needs from the platform, its backend class) and calls `register(spec)` when
 imported; `llmbench.backends` imports every built-in package. Generic code (config validation,
 plan, estimates, the Airflow plugin, the DAG's per-kind groups, the CLI) asks the registry and
 never names a kind. The models live here, in the schemas layer, so that `ResolvedTarget` can
@@ -162,8 +162,9 @@ class Platform(Protocol):
 
 
 @dataclass(frozen=True)
-class Capacity:
-    """The DAG's capacity controls of a kind's task group: its pool (None: none), whether the pool
+class DagLimits:
+    """The DAG's limits on a kind's task group (not the capacity search, loadgen.capacity, nor a
+    backend's quota, Backend.quota_busy): its pool (None: none), whether the pool
     holds every task of a target ("target": one target at a time on a shared machine) or only its
     deploy ("deploy": a quota check and the create after it are atomic), and the seconds between a
     waiting deploy's and a waiting readiness check's looks (None: a plain task that does not wait)."""
@@ -192,7 +193,7 @@ class BackendSpec:
     default_containers: Mapping[str, str] = field(default_factory=dict)  # serving kind -> catalog image
     pins_revision: tuple[str, ...] = ()  # serving kinds told to load the catalog's hf_revision
     scales_to_zero: bool = False  # its autoscaling can run 0 instances (the traffic cost model)
-    capacity: Capacity = Capacity()
+    dag_limits: DagLimits = DagLimits()
     # The kwargs its backend class takes from the platform (None: none).
     platform_kwargs: Callable[[BackendTargetBase, Platform], dict[str, Any]] | None = None
     # The AWS client whose endpoint override the janitor uses (None: nothing of it can leak).
@@ -359,7 +360,7 @@ def validate_serving(value: Any, handler: ValidatorFunctionWrapHandler) -> Servi
 __all__ = [
     "BackendSpec",
     "BackendTargetBase",
-    "Capacity",
+    "DagLimits",
     "Checked",
     "ConfigError",
     "ImageResolver",

@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import Field
 
 from llmbench.schemas import registry
-from llmbench.schemas.registry import (BackendSpec, BackendTargetBase, Capacity, ConfigError, Resolved,
+from llmbench.schemas.registry import (BackendSpec, BackendTargetBase, DagLimits, ConfigError, Resolved,
                                        ServingBase, Strict)
 from llmbench.schemas.targets import Price
 
@@ -77,7 +77,7 @@ SPEC = registry.register(
         section_needs="url",
         instance_label="toy-api",
         deploy_overhead_min=6.0,
-        capacity=Capacity(pool="toy_pool", deploy_poke_s=30),
+        dag_limits=DagLimits(pool="toy_pool", deploy_poke_s=30),
         platform_kwargs=lambda target, platform: {"token": platform.password("toy_conn")},
     ),
     ToyServing,
@@ -129,7 +129,7 @@ def test_a_toy_kind_in_its_own_package_plans_estimates_and_reloads(toy_kind, tmp
     again = RunPlan.load(run.run_dir).targets[0]
     assert again == t and isinstance(again.backend, toy_kind.ToyTarget)
     assert isinstance(get_backend("toy", token="s3cret"), toy_kind.ToyBackend)
-    assert registry.get("toy").capacity.pool == "toy_pool"
+    assert registry.get("toy").dag_limits.pool == "toy_pool"
 
 
 def test_the_toy_kinds_own_checks_and_section_refuse_in_one_line(toy_kind, tmp_path):

@@ -45,7 +45,7 @@ class BedrockBackend:
     def __init__(self, session: Any = None):
         self.session = session  # boto3.Session; default: the standard credential chain
 
-    def capacity_available(self, target: ResolvedTarget) -> str | None:
+    def quota_busy(self, target: ResolvedTarget) -> str | None:
         return None  # no instance quota; a rate quota shows as throttled records instead
 
     def ready_timeout_s(self, target: ResolvedTarget) -> float:

@@ -158,7 +158,7 @@ class Ec2Backend:
 
     # -- capacity / timeouts --
 
-    def capacity_available(self, target: ResolvedTarget) -> str | None:
+    def quota_busy(self, target: ResolvedTarget) -> str | None:
         """None while fewer than ec2.instance_quota[type] of our instances of this type are pending
         or running; else who holds the quota."""
         settings = _settings(target).settings

@@ -9,9 +9,9 @@ from llmbench.schemas import registry
 from llmbench.schemas.registry import (
     BackendSpec,
     BackendTargetBase,
-    Capacity,
     Checked,
     ConfigError,
+    DagLimits,
     PlanContext,
     Platform,
     Resolved,
@@ -127,7 +127,7 @@ SPEC = registry.register(
         default_containers={"vllm": "vllm-openai-0.15.1"},
         pins_revision=("vllm",),  # vllm serve --revision
         scales_to_zero=True,  # an Auto Scaling group of 0
-        capacity=Capacity(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
+        dag_limits=DagLimits(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
         platform_kwargs=platform_kwargs,
         janitor_client="ec2",
         vllm_launch=vllm_launch,

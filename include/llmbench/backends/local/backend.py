@@ -155,7 +155,7 @@ class LocalBackend:
     creates_endpoint = True
     READY_TIMEOUT_S = 300.0
 
-    def capacity_available(self, target: ResolvedTarget) -> str | None:
+    def quota_busy(self, target: ResolvedTarget) -> str | None:
         """None when no other target of this run has a local server alive; else whose it is. The
         machine's cores are the capacity: two servers at once would share them, and one target's
         start or warm-up would fall into another's measurement."""

@@ -8,7 +8,7 @@ from typing import Any
 from llmbench.backends.local import vllm
 from llmbench.backends.local.models import LocalServing, LocalTarget
 from llmbench.schemas import registry
-from llmbench.schemas.registry import BackendSpec, Capacity, ConfigError, PlanContext, Resolved
+from llmbench.schemas.registry import BackendSpec, ConfigError, DagLimits, PlanContext, Resolved
 from llmbench.schemas.targets import VllmServing
 
 # Pool created by `make airflow-db`, the tests and the compose init service (deploy/pools.json):
@@ -63,7 +63,7 @@ SPEC = registry.register(
         deploy_overhead_min=0.1,
         # A target's deploy waits until no other local target of the run has a server alive, so two
         # targets' servers never overlap (the pool alone serialises tasks, not a target's lifetime).
-        capacity=Capacity(pool=LOCAL_POOL, pool_scope="target", deploy_poke_s=30),
+        dag_limits=DagLimits(pool=LOCAL_POOL, pool_scope="target", deploy_poke_s=30),
         vllm_launch=vllm_launch,
     ),
     LocalServing,

@@ -40,7 +40,7 @@ class OpenAIBackend:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def capacity_available(self, target: ResolvedTarget) -> str | None:
+    def quota_busy(self, target: ResolvedTarget) -> str | None:
         return None
 
     def ready_timeout_s(self, target: ResolvedTarget) -> float:

@@ -137,7 +137,7 @@ class SageMakerBackend:
             self.session = boto3.Session(region_name=region)
         return self.session.client("sagemaker", region_name=region, endpoint_url=self.endpoint_url)
 
-    def capacity_available(self, target: ResolvedTarget) -> str | None:
+    def quota_busy(self, target: ResolvedTarget) -> str | None:
         """None when fewer than sagemaker.instance_quota endpoints of ours of this instance type
         are alive (the account's service quota); else who holds it."""
         sm = _settings(target).settings

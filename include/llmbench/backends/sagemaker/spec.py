@@ -8,7 +8,7 @@ from llmbench.backends.sagemaker import prices
 from llmbench.backends.sagemaker.models import SageMakerSettings, SageMakerTarget
 from llmbench.backends.sagemaker.wire import SIGNING_SERVICE, runtime_url, sagemaker_headers
 from llmbench.schemas import registry
-from llmbench.schemas.registry import BackendSpec, BackendTargetBase, Capacity, PlanContext, Platform, Resolved
+from llmbench.schemas.registry import BackendSpec, BackendTargetBase, DagLimits, PlanContext, Platform, Resolved
 
 # One slot (deploy/pools.json), so that the check of an instance type's endpoint quota and the
 # create that follows it are atomic across workers.
@@ -112,7 +112,7 @@ SPEC = registry.register(
         default_containers={"vllm": "vllm-0.15.1"},
         pins_revision=("vllm",),  # SM_VLLM_REVISION
         scales_to_zero=True,  # inference components with a minimum of 0 instances
-        capacity=Capacity(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
+        dag_limits=DagLimits(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
         platform_kwargs=platform_kwargs,
         janitor_client="sagemaker",
         listed_price=listed_price,
