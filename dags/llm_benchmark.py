@@ -9,7 +9,7 @@ checks its raw results are all there), every per-target group is skipped (nothin
 and price_performance recomputes its tables with today's code and config before publishing them
 under the same run key (llmbench.results.reprocess).
 
-The per-target chain exists once per registered backend kind (llmbench.schemas.registry), as a
+The per-target chain exists once per registered backend kind (llmbench.backends.registry), as a
 mapped task group named after the kind, because each needs its own limits
 (BackendSpec.dag_limits: a pool for the shared machine, serialised deploys and waits deferred to
 the triggerer for endpoints and instances that take minutes); one config may mix them, and a kind with no target
@@ -29,7 +29,7 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import Asset, Param, dag, get_current_context, setup, task, task_group, teardown
 
 from llmbench import backends  # noqa: F401 (registers every built-in kind)
-from llmbench.schemas.registry import DagLimits, specs
+from llmbench.backends.registry import DagLimits, specs
 from llmbench.settings import settings
 from llmbench_airflow import (
     TRANSIENT_RETRIES,

@@ -19,8 +19,7 @@ from llmbench_airflow import TRANSIENT_RETRIES, regional_aws_dag
 
 @task(map_index_template="{{ region }}", **TRANSIENT_RETRIES)
 def sweep_expired(region: str) -> list[dict]:
-    from llmbench.backends import get_backend
-    from llmbench.schemas import registry
+    from llmbench.backends import get_backend, registry
     from llmbench_airflow import aws_session_for
 
     conn_id = get_current_context()["params"]["aws_conn_id"]

@@ -22,7 +22,7 @@ def backend_kwargs(target: Any) -> dict[str, Any]:
     (in the backend's package) asks `AirflowPlatform` for sessions, endpoint overrides, connection
     extras and passwords; a kind that needs nothing gets {}."""
     from llmbench import backends  # noqa: F401 (registers every built-in kind)
-    from llmbench.schemas import registry
+    from llmbench.backends import registry
     from llmbench.schemas.targets import ResolvedTarget
 
     backend = ResolvedTarget.of(target).backend
@@ -31,7 +31,7 @@ def backend_kwargs(target: Any) -> dict[str, Any]:
 
 
 class AirflowPlatform:
-    """llmbench.schemas.registry.Platform through Airflow connections: AWS ones through the amazon
+    """llmbench.backends.registry.Platform through Airflow connections: AWS ones through the amazon
     provider's AwsBaseHook (for the client type the backend names), others by password."""
 
     def aws_session(self, conn_id: str, region: str, client_type: str) -> Any:

@@ -1,8 +1,9 @@
 """Backends: how to deploy, reach, stream from and tear down one kind of endpoint (the contract:
 llmbench.backends.base.Backend), one package per kind, each registering itself
-(llmbench.schemas.registry.BackendSpec) when imported, and what they share: the SigV4 signer and
+(llmbench.backends.registry.BackendSpec) when imported, and what they share: the SigV4 signer and
 AWS event-stream framing (awsstream), a server's own counters and version (servermetrics),
-one HTTP request under a wall-clock deadline (deadline), and vLLM's server arguments (vllmargs).
+one HTTP request under a wall-clock deadline (deadline), vLLM's server arguments (vllmargs), and
+the registry of kinds and wire formats (registry: BackendSpec, register, get, specs, wire).
 
 Importing this package registers every built-in kind (BUILTIN_KINDS); adding one is a package here
 and a line in BUILTIN_KINDS (docs/architecture.md walks through it)."""
@@ -12,8 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from llmbench.backends import registry
 from llmbench.backends.base import Backend
-from llmbench.schemas import registry
 
 # The built-in kinds, in the order the DAG's task groups and every listing show them.
 BUILTIN_KINDS = ("local", "sagemaker", "ec2", "openai", "bedrock")
@@ -26,6 +27,7 @@ __all__ = [
     "base",
     "deadline",
     "get_backend",
+    "registry",
     "servermetrics",
     "vllmargs",
 ]

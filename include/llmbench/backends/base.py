@@ -24,7 +24,7 @@ class Endpoint:
     """Where to send chat completions, and how the response comes back.
 
     wire: "sse" (OpenAI chat completions over HTTP) or a wire a backend registered
-    (llmbench.schemas.registry.WireFormat: its request body and its response framing). signer: an
+    (llmbench.backends.registry.WireFormat: its request body and its response framing). signer: an
     object whose .sign(url, body, headers) returns signed headers (SigV4 for an AWS runtime), or None.
     """
 

@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from llmbench.schemas import registry
+from llmbench.backends import registry
 from llmbench.schemas.targets import ResolvedTarget
 
 # The checker, run by the vLLM venv's Python: [{"name", "argv"}] on stdin, [{"name", "error"}] out.

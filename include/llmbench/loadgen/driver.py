@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from llmbench.backends import registry
 from llmbench.backends.base import Endpoint
 from llmbench.loadgen.httpstream import HEAD_MAX_BYTES, DeadlinePassed, ResponseTooLarge, StreamClient
 from llmbench.loadgen.prompts import (
@@ -44,7 +45,6 @@ from llmbench.loadgen.prompts import (
 )
 from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, classify, first_bytes
 from llmbench.loadgen.schedules import Schedule, TraceArrivals, session_turn_key
-from llmbench.schemas import registry
 from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, MultiTurn
 from llmbench.schemas.records import RequestRecord
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, length_range, sample_length

@@ -14,11 +14,11 @@ import re
 from typing import Any
 
 from llmbench.analysis import metrics
+from llmbench.backends import registry
 from llmbench.backends.awsstream import eventstream_payloads
+from llmbench.backends.registry import StreamParse
 from llmbench.redaction import redact
-from llmbench.schemas import registry
 from llmbench.schemas.records import RequestRecord
-from llmbench.schemas.registry import StreamParse
 
 
 def split_lines(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:

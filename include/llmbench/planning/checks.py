@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmbench.analysis.metrics import roofline_tokens_per_s, weight_gb_read_per_token
+from llmbench.backends import registry
+from llmbench.backends.registry import BackendSpec
 from llmbench.planning.config import BenchmarkConfig, ConfigError, TargetSpec, _longest
-from llmbench.schemas import registry
-from llmbench.schemas.registry import BackendSpec
 from llmbench.schemas.targets import (
     ContainerImage,
     LmiServing,

@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import InitErrorDetails
 
 from llmbench import backends, paths
-from llmbench.schemas import registry
+from llmbench.backends import registry
+from llmbench.backends.registry import BackendSpec, ConfigError
 from llmbench.schemas.capacity import CapacitySearch
-from llmbench.schemas.registry import BackendSpec, ConfigError
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.targets import (
     KNOWN_REGIONS,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from llmbench import paths
+from llmbench.backends import registry
 from llmbench.planning.checks import DECODE_EFFICIENCY, _Checked, check_target
 from llmbench.planning.config import (
     BenchmarkConfig,
@@ -23,7 +24,6 @@ from llmbench.planning.config import (
     load_config,
     make_run_key,
 )
-from llmbench.schemas import registry
 from llmbench.schemas.dataset import DatasetSummary, scan, scan_trace, summary
 from llmbench.schemas.targets import Price, ResolvedTarget, RunPlan
 from llmbench.schemas.workload import Workload, length_mean

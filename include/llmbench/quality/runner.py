@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from llmbench.analysis import metrics
+from llmbench.backends import registry
 from llmbench.backends.base import Endpoint
 from llmbench.backends.deadline import Bounded as _Bounded
 from llmbench.backends.deadline import request_bounded
 from llmbench.quality.grading import Answer, grade, split_thinking
 from llmbench.quality.suites import OPENAI_TOOLS, ToolItem, build_suite
-from llmbench.schemas import registry
 from llmbench.schemas.targets import QualitySettings
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST
 

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from llmbench.analysis import costmodel, pricing
-from llmbench.schemas import registry
+from llmbench.backends import registry
 from llmbench.schemas.targets import ResolvedTarget, RunPlan
 
 __all__ = ["capacity_rows", "traffic_cost_rows", "traffic_headline"]

@@ -4,7 +4,7 @@ line at a time); nothing here imports another llmbench package but the foundatio
 
 Modules: the config's targets and the plan's ResolvedTarget (targets), the workload (workload) and
 its dataset (dataset), a traffic profile (traffic), the SLO (slo), the capacity search's settings
-(capacity), the request record (records), the published Asset's extra (asset), and the registry of
-backend kinds and wire formats (registry)."""
+(capacity), the request record (records), the published Asset's extra (asset), and the models every
+backend kind builds on, validated by kind (kinds; the registry itself is llmbench.backends.registry)."""
 
-__all__ = ["asset", "capacity", "dataset", "records", "registry", "slo", "targets", "traffic", "workload"]
+__all__ = ["asset", "capacity", "dataset", "kinds", "records", "slo", "targets", "traffic", "workload"]

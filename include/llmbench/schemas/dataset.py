@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from llmbench.schemas.registry import ConfigError
+from llmbench.schemas.kinds import ConfigError
 
 __all__ = [
     "Conversation",

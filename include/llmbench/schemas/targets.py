@@ -4,7 +4,8 @@ Config sections (what a config file says), and what plan() resolves them into: a
 per target, carrying its workload, serving, price and backend settings. A target travels between
 Airflow tasks as JSON (XCom); each task validates it back into `ResolvedTarget` once, at its top.
 Backend-specific settings live in the backend's own models (in its package, llmbench.backends.<kind>,
-registered in llmbench.schemas.registry and validated by `kind`), so generic code never reads them by name.
+registered through llmbench.backends.registry and validated by `kind`: llmbench.schemas.kinds), so
+generic code never reads them by name.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SerializeAsAny, StrictInt, WrapValidator, model_validator
 
 from llmbench import paths
-from llmbench.schemas import registry
+from llmbench.schemas import kinds
 from llmbench.schemas.capacity import CapacitySearch
 from llmbench.schemas.dataset import DatasetSummary
-from llmbench.schemas.registry import BackendTargetBase, ServingBase
-from llmbench.schemas.registry import Strict as _Strict
+from llmbench.schemas.kinds import BackendTargetBase, ServingBase
+from llmbench.schemas.kinds import Strict as _Strict
 from llmbench.schemas.slo import Slo
 from llmbench.schemas.traffic import TrafficProfile
 from llmbench.schemas.workload import Workload
@@ -193,12 +194,12 @@ class LmiServing(ServingBase):
 
 
 for _shared in (VllmServing, LmiServing, NeuronServing):  # serving kinds more than one backend runs
-    registry.register_serving(_shared)
+    kinds.register_serving(_shared)
 
 # Any serving model a backend package registered, validated by its `kind` (registry).
-Serving = Annotated[SerializeAsAny[ServingBase], WrapValidator(registry.validate_serving)]
+Serving = Annotated[SerializeAsAny[ServingBase], WrapValidator(kinds.validate_serving)]
 # What plan resolved a target's backend into: the model its kind registered (registry).
-BackendTarget = Annotated[SerializeAsAny[BackendTargetBase], WrapValidator(registry.validate_target)]
+BackendTarget = Annotated[SerializeAsAny[BackendTargetBase], WrapValidator(kinds.validate_target)]
 
 # Every region AWS's container image tables (the registered image resolver's) serve for a catalog
 # container's framework: a unit test holds the two equal (tests/unit/backends/test_images.py).
@@ -288,7 +289,7 @@ class Price(_Strict):
 class ContainerImage(_Strict):
     """A serving container from the catalog (catalog/instances.yaml `containers`). An AWS deep
     learning container is named by a framework and version of AWS's image tables, and resolved at
-    plan time for the target's region (registry.resolve_image: the registry account differs by
+    plan time for the target's region (backends.registry.resolve_image: the registry account differs by
     region); an image of your own, or one outside AWS's regional registries, is an explicit `image`."""
 
     kind: str

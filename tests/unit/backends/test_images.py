@@ -11,7 +11,7 @@ import pytest
 
 from llmbench.backends.sagemaker import images
 from llmbench.planning.config import load_catalogs
-from llmbench.schemas.registry import ConfigError
+from llmbench.backends.registry import ConfigError
 from llmbench.schemas.targets import KNOWN_REGIONS, ContainerImage
 
 VLLM_030 = "vllm:0.30.0-gpu-py312-cu130-ubuntu24.04-sagemaker"

@@ -18,7 +18,8 @@ from llmbench import backends
 from llmbench.backends import get_backend
 from llmbench.planning.config import ConfigError, load_config
 from llmbench.planning.plan import plan_checked
-from llmbench.schemas import registry
+from llmbench.backends import registry
+from llmbench.schemas import kinds
 from llmbench.schemas.targets import RunPlan
 
 TOY_PACKAGE = '''
@@ -28,8 +29,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from llmbench.schemas import registry
-from llmbench.schemas.registry import (BackendSpec, BackendTargetBase, DagLimits, ConfigError, Resolved,
+from llmbench.backends import registry
+from llmbench.backends.registry import (BackendSpec, BackendTargetBase, DagLimits, ConfigError, Resolved,
                                        ServingBase, Strict)
 from llmbench.schemas.targets import Price
 
@@ -88,16 +89,17 @@ SPEC = registry.register(
 @pytest.fixture
 def toy_kind(tmp_path, monkeypatch):
     """Registers the toy kind from a package in tmp_path; the registry is as it was afterwards."""
-    saved = (dict(registry._SPECS), dict(registry._SERVING), dict(registry._WIRES))
+    tables = (registry._SPECS, registry._WIRES, kinds._TARGETS, kinds._SERVING)
+    saved = tuple(dict(t) for t in tables)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "toybackend.py").write_text(TOY_PACKAGE)
     monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
     yield importlib.import_module("toybackend")
     sys.modules.pop("toybackend", None)
-    for live, old in zip((registry._SPECS, registry._SERVING, registry._WIRES), saved, strict=True):
+    for live, old in zip(tables, saved, strict=True):
         live.clear()
         live.update(old)
-    registry._adapters.cache_clear()
+    kinds._adapters.cache_clear()
 
 
 def _toy_config(tmp_path: Path, flavour: str = "mint", section: bool = True) -> Path:
@@ -183,7 +185,7 @@ def test_a_kind_is_named_only_by_its_own_package_and_the_registration(kind):
     (llmbench/backends/__init__.py) and the test servers (llmbench/testing) may name it."""
     assert kind in backends.BUILTIN_KINDS
     named = _naming(kind, PACKAGE)
-    assert not named, f"{kind} is named outside its package: {named}; ask llmbench.schemas.registry instead"
+    assert not named, f"{kind} is named outside its package: {named}; ask llmbench.backends.registry instead"
     registration = (PACKAGE / "backends" / "__init__.py").read_text()
     assert len(re.findall(kind, registration, re.I)) == 1  # its one line in BUILTIN_KINDS
 

@@ -27,7 +27,7 @@ def _subclasses(cls: type) -> list[type]:
 
 ERRORS = sorted({LlmbenchError, *_subclasses(LlmbenchError)}, key=lambda c: f"{c.__module__}.{c.__name__}")
 EXPECTED = {  # each user-facing error: its exit status, and the old base code still catches it by
-    "llmbench.schemas.registry.ConfigError": (2, ValueError),
+    "llmbench.schemas.kinds.ConfigError": (2, ValueError),
     "llmbench.errors.SettingsError": (2, ValueError),
     "llmbench.errors.InputError": (2, Exception),
     "llmbench.backends.base.DeployError": (1, RuntimeError),

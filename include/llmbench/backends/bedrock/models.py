@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from llmbench.schemas.registry import BackendTargetBase, ServingBase, Strict
+from llmbench.backends.registry import BackendTargetBase, ServingBase, Strict
 
 
 class BedrockServing(ServingBase):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmbench.backends import registry
 from llmbench.backends.bedrock.models import BedrockServing, BedrockSettings, BedrockTarget
 from llmbench.backends.bedrock.wire import WIRE  # noqa: F401 (registers the wire)
-from llmbench.schemas import registry
-from llmbench.schemas.registry import BackendSpec, BackendTargetBase, ConfigError, PlanContext, Platform, Resolved
+from llmbench.backends.registry import BackendSpec, BackendTargetBase, ConfigError, PlanContext, Platform, Resolved
 from llmbench.schemas.targets import Price
 
 

@@ -11,8 +11,8 @@ import json
 import re
 from typing import Any
 
-from llmbench.schemas import registry
-from llmbench.schemas.registry import StreamParse, WireFormat
+from llmbench.backends import registry
+from llmbench.backends.registry import StreamParse, WireFormat
 
 
 def converse_request_body(prompt: Any) -> dict[str, Any]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmbench.backends import registry
 from llmbench.backends.ec2.models import Ec2Settings, Ec2Target
-from llmbench.schemas import registry
-from llmbench.schemas.registry import (
+from llmbench.backends.registry import (
     BackendSpec,
     BackendTargetBase,
     Checked,

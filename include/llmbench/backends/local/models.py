@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, StrictInt, field_validator
 
-from llmbench.schemas.registry import BackendTargetBase, ServingBase
+from llmbench.backends.registry import BackendTargetBase, ServingBase
 
 # llama-server flags the local backend sets itself (the binding stays on loopback; the slots,
 # context and threads are LocalServing's fields); `extra_args` may not repeat them.

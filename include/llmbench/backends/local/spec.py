@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmbench.backends import registry
 from llmbench.backends.local import vllm
 from llmbench.backends.local.models import LocalServing, LocalTarget
-from llmbench.schemas import registry
-from llmbench.schemas.registry import BackendSpec, ConfigError, DagLimits, PlanContext, Resolved
+from llmbench.backends.registry import BackendSpec, ConfigError, DagLimits, PlanContext, Resolved
 from llmbench.schemas.targets import VllmServing
 
 # Pool created by `make airflow-db`, the tests and the compose init service (deploy/pools.json):

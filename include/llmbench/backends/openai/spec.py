@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmbench.backends import registry
 from llmbench.backends.openai.models import OpenAIServing, OpenAITarget
-from llmbench.schemas import registry
-from llmbench.schemas.registry import BackendSpec, BackendTargetBase, PlanContext, Platform, Resolved
+from llmbench.backends.registry import BackendSpec, BackendTargetBase, PlanContext, Platform, Resolved
 from llmbench.schemas.targets import Price
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from llmbench.schemas import registry
-from llmbench.schemas.registry import ConfigError, ResolvedImage
+from llmbench.backends import registry
+from llmbench.backends.registry import ConfigError, ResolvedImage
 
 __all__ = ["resolve", "sdk_regions", "sdk_version", "sdk_versions"]
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from llmbench.schemas.registry import BackendTargetBase, Strict
+from llmbench.backends.registry import BackendTargetBase, Strict
 from llmbench.schemas.targets import ContainerImage
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmbench.backends import registry
+from llmbench.backends.registry import BackendSpec, BackendTargetBase, DagLimits, PlanContext, Platform, Resolved
 from llmbench.backends.sagemaker import prices
 from llmbench.backends.sagemaker.models import SageMakerSettings, SageMakerTarget
 from llmbench.backends.sagemaker.wire import SIGNING_SERVICE, runtime_url, sagemaker_headers
-from llmbench.schemas import registry
-from llmbench.schemas.registry import BackendSpec, BackendTargetBase, DagLimits, PlanContext, Platform, Resolved
 
 # One slot (deploy/pools.json), so that the check of an instance type's endpoint quota and the
 # create that follows it are atomic across workers.

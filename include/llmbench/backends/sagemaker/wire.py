@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from llmbench.backends import registry
 from llmbench.backends.awsstream import EVENTSTREAM, eventstream_payloads
-from llmbench.schemas import registry
-from llmbench.schemas.registry import WireFormat
+from llmbench.backends.registry import WireFormat
 
 SIGNING_SERVICE = "sagemaker"  # the SigV4 scope of the runtime's data plane
 

@@ -290,7 +290,7 @@ def _contradiction(a: argparse.Namespace) -> str | None:
 
 def _existing_kinds() -> tuple[str, ...]:
     """The backend kinds that can drive an endpoint that already exists (BackendSpec.existing_endpoint)."""
-    from llmbench.schemas import registry
+    from llmbench.backends import registry
 
     return tuple(spec.kind for spec in registry.specs() if spec.existing_endpoint is not None)
 
@@ -298,8 +298,8 @@ def _existing_kinds() -> tuple[str, ...]:
 def _sweep_existing(a: argparse.Namespace, workload: Workload, out: Path) -> int:
     """Drive an existing endpoint of a.backend (nothing is deployed or deleted); credentials come
     from the standard AWS chain (environment, profile, instance role)."""
+    from llmbench.backends import registry
     from llmbench.loadgen.sweep import run_sweep, run_warmup
-    from llmbench.schemas import registry
 
     existing = registry.get(a.backend).existing_endpoint
     assert existing is not None

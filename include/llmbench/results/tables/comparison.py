@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmbench.analysis import pricing
-from llmbench.schemas import registry
+from llmbench.backends import registry
 from llmbench.schemas.targets import RunPlan
 
 REFERENCE_COLUMNS = (

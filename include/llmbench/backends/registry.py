@@ -5,10 +5,9 @@ config section and settings model, its serving kinds, its plan check, its estima
 DAG limits (DagLimits), what it needs from the platform, its backend class) and calls `register(spec)` when
 imported; `llmbench.backends` imports every built-in package. Generic code (config validation,
 plan, estimates, the Airflow plugin, the DAG's per-kind groups, the CLI) asks the registry and
-never names a kind. The models live here, in the schemas layer, so that `ResolvedTarget` can
-validate a target of any registered kind without importing a backend: the first lookup of a kind
-not registered yet imports `llmbench.backends` by name (discovery, as an entry point would be),
-so a plan.json loads in a process that never imported a backend.
+never names a kind. The models a kind registers (its target and serving models) are recorded in
+llmbench.schemas.kinds, in the schemas layer, so that `ResolvedTarget` can validate a target of any
+registered kind without importing a backend.
 
 Wire formats (how a request body is built and a streamed response decoded) register the same way:
 `register_wire(WireFormat(...))`; "sse" (OpenAI chat completions) is the default every other
@@ -17,42 +16,15 @@ field falls back to.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from typing import Annotated, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidatorFunctionWrapHandler
+from pydantic import BaseModel
 
-from llmbench.errors import InputError
-
-BUILTINS = "llmbench.backends"  # imported on the first lookup of a kind not yet registered
-
-
-class ConfigError(InputError, ValueError):
-    """A config or Param that cannot be run. The message is one line, meant for the user."""
-
-
-class Strict(BaseModel):
-    # Frozen: a planned target is what every task of a run agrees on; nothing edits it on the way.
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BackendTargetBase(Strict):
-    """What plan resolves a target's backend into (ResolvedTarget.backend); each kind subclasses
-    it with `kind: Literal["<kind>"]` and its own fields."""
-
-    kind: str
-
-
-class ServingBase(Strict):
-    """A serving configuration (TargetSpec.serving); each serving kind subclasses it with
-    `kind: Literal["<serving kind>"]`."""
-
-    kind: str
-    name: str
+from llmbench.schemas import kinds as _models
+from llmbench.schemas.kinds import BackendTargetBase, ConfigError, ServingBase, Strict, load_builtins, register_serving
 
 
 @dataclass
@@ -218,16 +190,7 @@ class BackendSpec:
 
 
 _SPECS: dict[str, BackendSpec] = {}
-_SERVING: dict[str, type[ServingBase]] = {}
 _WIRES: dict[str, WireFormat] = {"sse": WireFormat("sse")}
-_loaded = False
-
-
-def _load_builtins() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        importlib.import_module(BUILTINS)
 
 
 def register(spec: BackendSpec, *servings: type[ServingBase]) -> BackendSpec:
@@ -237,18 +200,10 @@ def register(spec: BackendSpec, *servings: type[ServingBase]) -> BackendSpec:
     if old is not None and old != spec:
         raise ValueError(f"backend kind {spec.kind!r} is registered already")
     _SPECS[spec.kind] = spec
+    _models.register_target(spec.kind, spec.target)
     for model in servings:
         register_serving(model)
-    _adapters.cache_clear()
     return spec
-
-
-def register_serving(model: type[ServingBase]) -> None:
-    kind = model.model_fields["kind"].default
-    if not isinstance(kind, str):
-        raise ValueError(f"{model.__name__}.kind needs a default (its serving kind)")
-    _SERVING[kind] = model
-    _adapters.cache_clear()
 
 
 @dataclass(frozen=True)
@@ -277,7 +232,7 @@ def register_image_resolver(fn: ImageResolver) -> ImageResolver:
 
 def resolve_image(framework: str, version: str, region: str, pin: str | None, pin_reason: str | None) -> ResolvedImage:
     """An AWS deep learning container's image in a region, from the registered resolver."""
-    _load_builtins()
+    load_builtins()
     if not _IMAGE_RESOLVER:
         raise ConfigError(f"container {framework} {version}: no image resolver is registered")
     return _IMAGE_RESOLVER[0](framework, version, region, pin, pin_reason)
@@ -290,19 +245,19 @@ def register_wire(wire: WireFormat) -> WireFormat:
 
 def kinds() -> tuple[str, ...]:
     """Every registered backend kind, in registration order."""
-    _load_builtins()
+    load_builtins()
     return tuple(_SPECS)
 
 
 def specs() -> tuple[BackendSpec, ...]:
-    _load_builtins()
+    load_builtins()
     return tuple(_SPECS.values())
 
 
 def get(kind: str) -> BackendSpec:
     """The spec of a kind; a kind nobody registered is a one-line error naming the known ones."""
     if kind not in _SPECS:
-        _load_builtins()
+        load_builtins()
     if kind not in _SPECS:
         raise ValueError(f"backend: unknown {kind!r}; allowed: {list(_SPECS)}")
     return _SPECS[kind]
@@ -310,59 +265,23 @@ def get(kind: str) -> BackendSpec:
 
 def wire(name: str) -> WireFormat:
     if name not in _WIRES:
-        _load_builtins()
+        load_builtins()
     if name not in _WIRES:
         raise ValueError(f"wire: unknown {name!r}; allowed: {sorted(_WIRES)}")
     return _WIRES[name]
 
 
 def wires() -> tuple[str, ...]:
-    _load_builtins()
+    load_builtins()
     return tuple(_WIRES)
-
-
-@cache
-def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
-    """Discriminated unions of every registered target and serving model (rebuilt on register):
-    pydantic then reports a bad one exactly as it would a union written out by hand."""
-    targets = tuple(s.target for s in _SPECS.values())
-    servings = tuple(_SERVING.values())
-
-    def union(models: tuple[type[BaseModel], ...]) -> TypeAdapter[Any]:
-        if len(models) == 1:
-            return TypeAdapter(models[0])
-        return TypeAdapter(Annotated[_union_of(models), Field(discriminator="kind")])  # type: ignore[arg-type]
-
-    return union(targets), union(servings)
-
-
-def _union_of(models: tuple[type[BaseModel], ...]) -> Any:
-    u: Any = models[0]
-    for m in models[1:]:
-        u = u | m
-    return u
-
-
-def validate_target(value: Any, handler: ValidatorFunctionWrapHandler) -> BackendTargetBase:
-    if isinstance(value, BackendTargetBase):
-        return value
-    _load_builtins()
-    return _adapters()[0].validate_python(value)
-
-
-def validate_serving(value: Any, handler: ValidatorFunctionWrapHandler) -> ServingBase:
-    if isinstance(value, ServingBase):
-        return value
-    _load_builtins()
-    return _adapters()[1].validate_python(value)
 
 
 __all__ = [
     "BackendSpec",
     "BackendTargetBase",
-    "DagLimits",
     "Checked",
     "ConfigError",
+    "DagLimits",
     "ImageResolver",
     "PlanContext",
     "Platform",
@@ -374,14 +293,12 @@ __all__ = [
     "WireFormat",
     "get",
     "kinds",
-    "resolve_image",
     "register",
     "register_image_resolver",
     "register_serving",
     "register_wire",
+    "resolve_image",
     "specs",
-    "validate_serving",
-    "validate_target",
     "wire",
     "wires",
 ]
