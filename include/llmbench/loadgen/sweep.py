@@ -245,7 +245,8 @@ def run_warmup(
     return {"warmup_requests": n, "failed": len(failed)}
 
 
-SWEEP_FILES = ("requests.jsonl", "requests.parquet", "levels.parquet")  # what a sweep writes, in order
+# What run_sweep writes, in this order (the CLI's SWEEP_FILES is every file a sweep folder may hold).
+SWEEP_OUTPUTS = ("requests.jsonl", "requests.parquet", "levels.parquet")
 
 
 def run_sweep(
@@ -272,7 +273,7 @@ def run_sweep(
     repeats = workload.repeats
     common = _level_args(workload, endpoint)
     prompt_sizing = _prompt_sizing(workload, common)
-    jsonl_path, requests_path, levels_path = (out_dir / f for f in SWEEP_FILES)
+    jsonl_path, requests_path, levels_path = (out_dir / f for f in SWEEP_OUTPUTS)
     level_rows: list[dict[str, Any]] = []
 
     owner = _claim(out_dir, jsonl_path, requests_path)
