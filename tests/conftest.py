@@ -1,5 +1,6 @@
 """Suite-wide rules. Everything under tests/integration starts real servers or Airflow: it carries the
-`integration` marker (so `make test-fast` can leave it out) and a generous timeout of its own."""
+`integration` marker (so `make test-fast` can leave it out) and a generous timeout of its own. A
+module elsewhere that runs the whole pipeline against a server says so itself (`pytestmark`)."""
 
 from pathlib import Path
 

@@ -61,16 +61,19 @@ def parse_prometheus(text: str) -> dict[str, float]:
     return out
 
 
-def fetch(url: str, headers: dict[str, str] | None = None, timeout_s: float = TIMEOUT_S) -> bytes:
-    """GET url within timeout_s in all (a wall-clock deadline: llmbench.backends.deadline); the
+def fetch(url: str, headers: dict[str, str] | None = None, timeout_s: float | None = None) -> bytes:
+    """GET url within timeout_s (None: TIMEOUT_S, read at the call) in all (a wall-clock deadline:
+    llmbench.backends.deadline); the
     body of a 2xx answer (more than MAX_BYTES is refused). Raises OSError (urllib.error.HTTPError
     for another status, TimeoutError once the deadline passes). Credentials follow a redirect only
     to the same origin (deadline.get_bounded)."""
     sent = {k: v for k, v in (headers or {}).items() if k.lower() != "content-type"}
-    return get_bounded(url, sent, timeout_s, MAX_BYTES)
+    return get_bounded(url, sent, TIMEOUT_S if timeout_s is None else timeout_s, MAX_BYTES)
 
 
-def fetch_json(url: str, headers: dict[str, str] | None = None, timeout_s: float = TIMEOUT_S) -> dict[str, Any] | None:
+def fetch_json(
+    url: str, headers: dict[str, str] | None = None, timeout_s: float | None = None
+) -> dict[str, Any] | None:
     """GET url as a JSON object; None when it does not answer with one."""
     try:
         doc = json.loads(fetch(url, headers, timeout_s))

@@ -95,7 +95,7 @@ def test_a_warm_up_against_an_html_page_fails_in_one_line(tmp_path, capsys):
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", _html)
     with BackgroundServer(app) as server:
-        rc, said, err = _run(["sweep", "--url", server.url + "/v1", "--warmup", "1", "--timeout", "5",
+        rc, said, err = _run(["sweep", "--url", server.url + "/v1", "--warmup", "1", "--timeout", "1.5",
                               "--out", str(tmp_path / "o")], capsys)
     # The readiness check wants an OpenAI model list, not any 200: the page is refused before warm-up.
     assert rc == 1 and len(said) == 1 and "answered without an OpenAI model list" in said[0], err

@@ -22,6 +22,10 @@ from llmbench.store import ResultsStore
 from tests.unit.results.test_path_comparison import CONFIG, DATE
 from tests.unit.results.test_union import _measure
 
+# The whole pipeline against moto's S3 server, GX validation included (about 17 s of a worker):
+# `make test` runs it; test-fast keeps the store's own tests (test_store.py) against the same server.
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def env(tmp_path, monkeypatch, s3_env):
