@@ -1,11 +1,14 @@
 """Every column a person reads, once: its human name and unit (COLUMNS, the report's and the
 history page's headers and cell formats) and the one list of a level's columns every level table
-shows (LEVEL_COLUMNS: the CLI's sweep summary and the report's Levels table). A column renamed by
-another stage is fixed here, not in every table."""
+shows (LEVEL_COLUMNS: the CLI's sweep summary and the report's Levels table). A metric's column
+takes its header and format from its class (analysis.metrics.types); the others are named here. A
+column renamed by another stage is fixed here, not in every table."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from llmbench.analysis.metrics import types
 
 __all__ = ["COLUMNS", "LEVEL_COLUMNS", "Col"]
 
@@ -16,8 +19,8 @@ class Col:
     kind: str  # how fmt() writes it: usd, usd_h, usd_month, ms, s, tps, rps, int, pct, frac, num, bool, text
 
 
-# Every column the report or the history page shows, with a human name and unit. One place: a
-# column renamed by another stage is fixed here, not in every table.
+# Every column the report or the history page shows that no metric class fills, with a human name
+# and unit; the metric classes' columns are added below.
 COLUMNS: dict[str, Col] = {
     "target_id": Col("Target", "text"),
     "label": Col("Label", "text"),
@@ -52,8 +55,6 @@ COLUMNS: dict[str, Col] = {
     "arrival_rate_rps": Col("Arrival rate (req/s)", "num"),
     "level": Col("Level", "text"),
     "rank": Col("Rank", "text"),
-    "output_tokens_per_s": Col("Output tok/s", "tps"),
-    "requests_per_s": Col("Requests/s", "rps"),
     "usd_per_m_output_tokens": Col("$/M output tokens", "usd"),
     "usd_per_m_total_tokens": Col("$/M tokens (in + out)", "usd"),
     "usd_per_m_headline": Col("$/M (the run's price basis)", "usd"),
@@ -66,21 +67,8 @@ COLUMNS: dict[str, Col] = {
     "roofline_note": Col("Why above the ceiling", "text"),
     "roofline_pct": Col("Roofline efficiency (%)", "num"),
     "spec_decode_acceptance_rate": Col("Spec. decode acceptance", "pct"),
-    "ttft_ms_p50": Col("TTFT p50 (ms)", "ms"),
-    "ttft_ms_p90": Col("TTFT p90 (ms)", "ms"),
-    "ttft_ms_p99": Col("TTFT p99 (ms)", "ms"),
-    "tpot_ms_p50": Col("TPOT p50 (ms)", "ms"),
-    "tpot_ms_p90": Col("TPOT p90 (ms)", "ms"),
-    "itl_ms_mean": Col("ITL mean (ms)", "ms"),
-    "itl_ms_p99": Col("ITL p99 (ms)", "ms"),
-    "e2e_ms_p50": Col("End-to-end p50 (ms)", "ms"),
-    "error_rate": Col("Error rate", "pct"),
     "meets_slo": Col("Meets SLO", "bool"),
     "best_under_slo": Col("Best under SLO", "bool"),
-    "requests_ok": Col("Requests OK", "int"),
-    "requests_failed": Col("Requests failed", "int"),
-    "achieved_concurrency": Col("Achieved concurrency", "num"),
-    "client_cpu_pct": Col("Client CPU (%)", "num"),
     "per_token_target_id": Col("Per-token path", "text"),
     "per_token_usd_per_m_output_tokens_with_input": Col("Per-token $/M output with input", "usd"),
     "input_tokens_per_output_token": Col("Input per output token", "num"),
@@ -119,6 +107,8 @@ COLUMNS: dict[str, Col] = {
     "history_status": Col("Week-over-week", "text"),
     "capacity_rps": Col("Capacity at SLO (req/s)", "rps"),
 }
+
+COLUMNS.update({column: Col(label, kind) for column, (label, kind) in types.column_labels().items()})
 
 
 # A level's figures as every level table shows them, in this order (a frame's missing ones are

@@ -1,4 +1,5 @@
-"""Great Expectations (GX Core 1.x, called directly) over the per-request and per-level frames.
+"""Great Expectations (GX Core 1.x, called directly) over the per-request and per-level frames. The
+bounds are the metric classes' (analysis.metrics.types): a bound changes there, not here.
 
 A failed expectation does not delete anything: it marks the target's rows validation_passed =
 false, and the run's check task makes it loud. great_expectations is imported inside the
@@ -9,57 +10,75 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from llmbench.analysis.metrics import types
+
+if TYPE_CHECKING:
+    from llmbench.analysis.metrics.types import Metric
+
+
+def _bounds(gxe, column: str, m: type[Metric], settings: dict[str, float] | None = None) -> list:
+    """A metric class's bounds (analysis.metrics.types) as Great Expectations expectations on `column`."""
+    exps = [gxe.ExpectColumnValuesToNotBeNull(column=column)] if m.not_null else []
+    upper = (settings or {}).get(m.max_setting) if m.max_setting else m.max_value
+    if m.min_value is not None or upper is not None:
+        exps.append(
+            gxe.ExpectColumnValuesToBeBetween(
+                column=column, min_value=m.min_value, max_value=upper, strict_min=m.strict_min
+            )
+        )
+    if m.allowed is not None:
+        exps.append(gxe.ExpectColumnValuesToBeInSet(column=column, value_set=list(m.allowed)))
+    return exps
 
 
 def _requests_suites(gxe) -> dict[str, list]:
-    return {
-        # every attempted request
-        "requests_all": [
-            gxe.ExpectColumnValuesToNotBeNull(column="e2e_ms"),
-            gxe.ExpectColumnValuesToBeBetween(column="e2e_ms", min_value=0),
-            gxe.ExpectColumnValuesToBeBetween(column="send_lag_ms", min_value=0),
-        ],
-        # successful requests only
-        "requests_ok": [
-            gxe.ExpectColumnValuesToNotBeNull(column="ttft_ms"),
-            gxe.ExpectColumnValuesToBeBetween(column="ttft_ms", min_value=0),
-            gxe.ExpectColumnValuesToBeBetween(column="tpot_ms", min_value=0),
-            gxe.ExpectColumnValuesToBeBetween(column="output_tokens", min_value=1),
-            gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-                column_A="e2e_ms", column_B="ttft_ms", or_equal=True, ignore_row_if="either_value_is_missing"
-            ),
-        ],
-        # failed requests must say why; a server that reported token counts which cannot be true
-        # (wire.check_usage) fails the target: its other counts are not to be trusted either
-        "requests_failed": [
-            gxe.ExpectColumnValuesToNotBeNull(column="error_kind"),
-            gxe.ExpectColumnValuesToNotBeInSet(column="error_kind", value_set=["implausible_usage"]),
-        ],
-    }
+    """Each request metric's bounds over the rows it is checked on (every attempted request, or the
+    successful ones), the relation between two of them, and what a failed request must say."""
+    suites: dict[str, list] = {"requests_all": [], "requests_ok": []}
+    for m in types.REGISTRY.values():
+        if issubclass(m, types.RequestMetric) and m.in_table:
+            suites["requests_ok" if m.checked == "ok" else "requests_all"] += _bounds(gxe, m.tag, m)
+    suites["requests_ok"].append(
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A="e2e_ms", column_B="ttft_ms", or_equal=True, ignore_row_if="either_value_is_missing"
+        )
+    )
+    # failed requests must say why; a server that reported token counts which cannot be true
+    # (wire.check_usage) fails the target: its other counts are not to be trusted either
+    suites["requests_failed"] = [
+        gxe.ExpectColumnValuesToNotBeNull(column="error_kind"),
+        gxe.ExpectColumnValuesToNotBeInSet(column="error_kind", value_set=["implausible_usage"]),
+    ]
+    return suites
 
 
 def _levels_suite(gxe, levels: list[int], max_error_rate: float, rates: list[float] | None = None) -> list:
+    """Every planned level is there (closed loop by concurrency, open loop by arrival rate); each
+    level metric's bounds (error_rate's upper one is the run's max_error_rate; client_saturated must
+    be false: a level that measured the load generator must not pass); and each checked
+    distribution's p50 is there and its percentiles rise."""
     exps = [
-        # every planned level is there: closed loop by concurrency, open loop by arrival rate
         gxe.ExpectColumnDistinctValuesToEqualSet(column="arrival_rate_rps", value_set=rates)
         if rates
         else gxe.ExpectColumnDistinctValuesToEqualSet(column="concurrency", value_set=levels),
-        gxe.ExpectColumnValuesToNotBeNull(column="error_rate"),
-        gxe.ExpectColumnValuesToBeBetween(column="error_rate", min_value=0, max_value=max_error_rate),
-        gxe.ExpectColumnValuesToNotBeNull(column="output_tokens_per_s"),
-        gxe.ExpectColumnValuesToBeBetween(column="output_tokens_per_s", min_value=0, strict_min=True),
-        # A level whose client was saturated measured the load generator: it must not pass.
-        gxe.ExpectColumnValuesToBeInSet(column="client_saturated", value_set=[False]),
     ]
-    for m in ("ttft_ms", "e2e_ms", "itl_ms", "tpot_ms"):
-        exps.append(gxe.ExpectColumnValuesToNotBeNull(column=f"{m}_p50"))
-        for lo, hi in (("p50", "p90"), ("p90", "p99")):
-            exps.append(
-                gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A=f"{m}_{hi}", column_B=f"{m}_{lo}", or_equal=True, ignore_row_if="either_value_is_missing"
+    settings = {"max_error_rate": max_error_rate}
+    for m in types.REGISTRY.values():
+        if issubclass(m, types.LevelMetric):
+            exps += _bounds(gxe, m.tag, m, settings)
+        elif issubclass(m, types.RequestMetric) and m.level_checked:
+            exps.append(gxe.ExpectColumnValuesToNotBeNull(column=f"{m.tag}_p50"))
+            for lo, hi in (("p50", "p90"), ("p90", "p99")):
+                exps.append(
+                    gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+                        column_A=f"{m.tag}_{hi}",
+                        column_B=f"{m.tag}_{lo}",
+                        or_equal=True,
+                        ignore_row_if="either_value_is_missing",
+                    )
                 )
-            )
     return exps
 
 

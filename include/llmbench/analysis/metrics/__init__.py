@@ -2,10 +2,12 @@
 through this package (`metrics.summarize_level`, ...), whose modules hold them by concern: per request
 (requests), per level (levels), the SLO (slo), the client's health (client), the server's counters and
 the hardware's roofline (server), a target's life around its levels (lifecycle) and correctness
-statistics (quality)."""
+statistics (quality); and the metric classes (types), one per metric, which say each one's column,
+unit, definition and bounds."""
 
 from __future__ import annotations
 
+from llmbench.analysis.metrics import types
 from llmbench.analysis.metrics.client import (
     CLIENT_CPU_SATURATED_PCT,
     IN_FLIGHT_CAPPED_MS_P99,
@@ -21,7 +23,6 @@ from llmbench.analysis.metrics.levels import (
     chunk_tokens_level,
     confidence_interval,
     decode_tokens_per_s_per_stream,
-    input_tokens_client_minus_server_mean,
     input_tokens_per_output_token,
     knee_concurrency,
     latency_degradation,
@@ -109,7 +110,6 @@ __all__ = [
     "distribution",
     "first_request_ttft_ms",
     "goodput",
-    "input_tokens_client_minus_server_mean",
     "input_tokens_per_output_token",
     "knee_concurrency",
     "latency_degradation",
@@ -151,6 +151,7 @@ __all__ = [
     "total_tokens_per_s",
     "trace_shared_fraction",
     "turnaround_ms",
+    "types",
     "weight_gb_read_per_token",
     "wilson_interval",
 ]

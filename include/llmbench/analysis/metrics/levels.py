@@ -5,20 +5,55 @@ it draws on (steady state, tokens per chunk, offered load) and what is read off 
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from llmbench.analysis.metrics.client import client_saturated, client_starved, send_lateness_split
-from llmbench.analysis.metrics.requests import NS_PER_MS, chunk_tokens_of, distribution, per_token_itl_ms
+from llmbench.analysis.metrics.client import client_starved, send_lateness_split
+from llmbench.analysis.metrics.requests import NS_PER_MS, chunk_tokens_of, distribution
 from llmbench.analysis.metrics.slo import goodput
+from llmbench.analysis.metrics.types.base import Level, Metric, by_repeat
+from llmbench.analysis.metrics.types.client import ClientCpuPct, ClientRunqueuePct, ClientSaturated
+from llmbench.analysis.metrics.types.counts import (
+    ErrorRate,
+    ErrorsByKind,
+    InputTokensClientMinusServerMean,
+    InputTokensMean,
+    OutputTokensMean,
+    OutputTokensTotal,
+    RequestsAttempted,
+    RequestsFailed,
+    RequestsOk,
+    SendsRetried,
+)
+from llmbench.analysis.metrics.types.latency import ChunkGapMs, E2eMs, ItlMs, SendLagMs, TpotMs, TtftMs
+from llmbench.analysis.metrics.types.throughput import AchievedConcurrency, OutputTokensPerS, RequestsPerS, WindowS
 from llmbench.schemas.slo import Slo
 
 if TYPE_CHECKING:
     from llmbench.schemas.records import RequestRecord
+
+
+# A level row's first figures, in the order its columns have always had (the Parquet files and the
+# warehouse keep it); each is its metric class's (analysis.metrics.types).
+_HEAD: tuple[type[Metric], ...] = (
+    RequestsAttempted,
+    RequestsOk,
+    RequestsFailed,
+    ErrorRate,
+    ErrorsByKind,
+    WindowS,
+    OutputTokensTotal,
+    OutputTokensPerS,
+    RequestsPerS,
+    InputTokensMean,
+    OutputTokensMean,
+    InputTokensClientMinusServerMean,
+    AchievedConcurrency,
+    ClientCpuPct,
+    SendsRetried,
+)
 
 
 def summarize_level(
@@ -41,51 +76,24 @@ def summarize_level(
     client_runqueue_s: how long the client's event loop waited for a core during the level
     (driver.thread_runqueue_s; None: not measured), which tells a starved client from a saturated one.
     """
-    attempted = len(records)
-    ok = [r for r in records if r.ok]
-    failed = attempted - len(ok)
-    window_s = sum((max(r.end_ns for r in rep) - min(r.send_ns for r in rep)) / 1e9 for rep in _by_repeat(records))
-    out_tokens = sum(r.output_tokens for r in ok)
-    busy_s = sum((r.end_ns - r.send_ns) / 1e9 for r in records)
-
-    row: dict[str, Any] = {
-        "concurrency": concurrency,
-        "requests_attempted": attempted,
-        "requests_ok": len(ok),
-        "requests_failed": failed,
-        "error_rate": failed / attempted if attempted else None,
-        "errors_by_kind": json.dumps(dict(Counter(r.error_kind for r in records if not r.ok))),
-        "window_s": window_s,
-        "output_tokens_total": out_tokens,
-        "output_tokens_per_s": out_tokens / window_s if window_s > 0 else None,
-        "requests_per_s": len(ok) / window_s if window_s > 0 else None,
-        "input_tokens_mean": float(np.mean([r.input_tokens for r in ok if r.input_tokens is not None]))
-        if any(r.input_tokens is not None for r in ok)
-        else None,
-        "output_tokens_mean": out_tokens / len(ok) if ok else None,
-        "input_tokens_client_minus_server_mean": input_tokens_client_minus_server_mean(ok),
-        "achieved_concurrency": busy_s / window_s if window_s > 0 else None,
-        "client_cpu_pct": 100.0 * client_cpu_s / window_s if client_cpu_s is not None and window_s > 0 else None,
-        # sends repeated on a fresh connection because the server had closed the reused one
-        "sends_retried": sum(1 for r in records if r.send_retried),
-    }
-    row.update(distribution((r.ttft_ms for r in ok), "ttft_ms"))
-    row.update(distribution((itl for r in ok for itl in per_token_itl_ms(r.itl_ms, r.chunk_tokens)), "itl_ms"))
-    row.update(distribution((gap for r in ok for gap in r.itl_ms), "chunk_gap_ms"))
-    row.update(chunk_tokens_level(ok))
-    row.update(distribution((r.tpot_ms for r in ok), "tpot_ms"))
-    row.update(distribution((r.e2e_ms for r in ok), "e2e_ms"))
-    row.update(distribution((r.send_lag_ms for r in records), "send_lag_ms"))
+    level = Level.of(records, client_cpu_s, client_runqueue_s)
+    row: dict[str, Any] = {"concurrency": concurrency}
+    for metric in _HEAD:
+        row.update(metric.values(level, row))
+    row.update(TtftMs.values(level, row))
+    row.update(ItlMs.values(level, row))
+    row.update(ChunkGapMs.values(level, row))
+    row.update(chunk_tokens_level(level.ok))
+    for dist in (TpotMs, E2eMs, SendLagMs):
+        row.update(dist.values(level, row))
     row.update(send_lateness_split(records))
-    row["client_runqueue_pct"] = (
-        100.0 * client_runqueue_s / window_s if client_runqueue_s is not None and window_s > 0 else None
-    )
+    row.update(ClientRunqueuePct.values(level, row))
     row["client_starved"] = client_starved(client_runqueue_s, client_cpu_s)
-    row["client_saturated"] = client_saturated(row["client_cpu_pct"], row["client_lag_ms_p99"], row["client_starved"])
+    row.update(ClientSaturated.values(level, row))
     row.update(steady_state(records))
     if slo is None and slo_ttft_ms is not None and slo_tpot_ms is not None:
         slo = Slo(ttft_ms=slo_ttft_ms, tpot_ms=slo_tpot_ms)
-    row.update(goodput(records, window_s, slo))
+    row.update(goodput(records, level.window_s, slo))
     return row
 
 
@@ -106,25 +114,6 @@ def chunk_tokens_level(ok: Sequence[RequestRecord]) -> dict[str, Any]:
     }
 
 
-def input_tokens_client_minus_server_mean(records: Sequence[RequestRecord]) -> float | None:
-    """Mean of (the client's count of a prompt with the served model's tokenizer - the server's
-    reported usage.prompt_tokens) over the records that have both: how far the sizing missed;
-    None when no prompt was counted (words ~ tokens) or no usage was reported."""
-    diffs = [
-        r.input_tokens_client - r.input_tokens
-        for r in records
-        if r.input_tokens_client is not None and r.input_tokens is not None
-    ]
-    return float(np.mean(diffs)) if diffs else None
-
-
-def _by_repeat(records: Sequence[RequestRecord]) -> list[list[RequestRecord]]:
-    groups: dict[int, list[RequestRecord]] = {}
-    for r in records:
-        groups.setdefault(r.repeat or 0, []).append(r)
-    return list(groups.values())
-
-
 def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
     """The level without its ramp-up and tail. Ramp-up: until the first request completes, every
     stream is still in its first request, all sent at once. Tail: after the last request was sent,
@@ -134,7 +123,7 @@ def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
     second, and TTFT of the requests sent inside it. None when the level was too short to have such a window."""
     keys = ("steady_window_s", "steady_requests", "steady_output_tokens_per_s", "steady_ttft_ms_p50")
     tokens, window_s, inside = 0.0, 0.0, []
-    for rep in _by_repeat(records):
+    for rep in by_repeat(records):
         ok = [r for r in rep if r.ok and r.first_content_ns is not None]
         start_ns = min(r.end_ns for r in rep)
         end_ns = max(r.send_ns for r in rep)
