@@ -97,7 +97,6 @@ COLUMNS: dict[str, Col] = {
     "quality_score_strict": Col("Quality (strict)", "frac"),
     "quality_ci_low": Col("Quality 95 % CI low", "frac"),
     "quality_ci_high": Col("Quality 95 % CI high", "frac"),
-    "goodput_rps": Col("Goodput (req/s)", "rps"),
     "slo_met": Col("SLO met", "bool"),
     # The history page.
     "week": Col("Week of", "text"),

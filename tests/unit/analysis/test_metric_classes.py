@@ -15,6 +15,7 @@ from llmbench.analysis import metrics
 from llmbench.analysis.columns import COLUMNS, LEVEL_COLUMNS
 from llmbench.analysis.metrics import types
 from llmbench.analysis.metrics.types.base import LevelMetric, register
+from llmbench.analysis.metrics.levels import LEVEL_ROW
 from llmbench.analysis.metrics.types.latency import SendLagMs
 from tests.unit.results.test_path_comparison import _records
 
@@ -31,8 +32,10 @@ def test_the_docs_table_is_the_generated_one():
 
 def test_a_level_row_has_every_class_column_and_the_warehouse_has_them_too(tmp_path):
     row = metrics.summarize_level(_records(3, 120.0, 900.0), 3)
+    # the row is the classes' columns, in LEVEL_ROW's order, and nothing else
+    assert list(row) == ["concurrency", *(c for m in LEVEL_ROW for c in m.columns())]
     columns = {c for m in types.REGISTRY.values() for c in m.columns()}
-    assert columns - set(row) == set()
+    assert columns == set(row) - {"concurrency"}
     con = warehouse.connect(tmp_path / "w.duckdb")
     try:
         tables = dict(con.execute(
@@ -62,7 +65,7 @@ def test_each_class_computes_its_column_of_the_row_by_hand():
 def test_the_reports_headers_and_formats_are_the_classes():
     for m in types.REGISTRY.values():
         for c in m.columns():
-            assert (COLUMNS[c].label, COLUMNS[c].kind) == (m.label(c), m.kind)
+            assert (COLUMNS[c].label, COLUMNS[c].kind) == (m.label(c), m.kind_of(c))
     assert COLUMNS["ttft_ms_p50"].label == "TTFT p50 (ms)" and COLUMNS["error_rate"].kind == "pct"
     assert [c for c in LEVEL_COLUMNS if c not in COLUMNS] == []
 

@@ -10,11 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from llmbench.analysis.metrics.client import client_starved, send_lateness_split
-from llmbench.analysis.metrics.requests import NS_PER_MS, chunk_tokens_of, distribution
-from llmbench.analysis.metrics.slo import goodput
-from llmbench.analysis.metrics.types.base import Level, Metric, by_repeat
-from llmbench.analysis.metrics.types.client import ClientCpuPct, ClientRunqueuePct, ClientSaturated
+from llmbench.analysis.metrics.requests import NS_PER_MS
+from llmbench.analysis.metrics.types.base import Level, Metric
+from llmbench.analysis.metrics.types.client import (
+    ClientCpuPct,
+    ClientRunqueuePct,
+    ClientSaturated,
+    ClientStarved,
+    SendLateness,
+)
 from llmbench.analysis.metrics.types.counts import (
     ErrorRate,
     ErrorsByKind,
@@ -27,17 +31,25 @@ from llmbench.analysis.metrics.types.counts import (
     RequestsOk,
     SendsRetried,
 )
-from llmbench.analysis.metrics.types.latency import ChunkGapMs, E2eMs, ItlMs, SendLagMs, TpotMs, TtftMs
-from llmbench.analysis.metrics.types.throughput import AchievedConcurrency, OutputTokensPerS, RequestsPerS, WindowS
+from llmbench.analysis.metrics.types.latency import ChunkGapMs, ChunkTokens, E2eMs, ItlMs, SendLagMs, TpotMs, TtftMs
+from llmbench.analysis.metrics.types.slo import Goodput
+from llmbench.analysis.metrics.types.throughput import (
+    AchievedConcurrency,
+    OutputTokensPerS,
+    RequestsPerS,
+    SteadyState,
+    WindowS,
+)
 from llmbench.schemas.slo import Slo
 
 if TYPE_CHECKING:
     from llmbench.schemas.records import RequestRecord
 
 
-# A level row's first figures, in the order its columns have always had (the Parquet files and the
-# warehouse keep it); each is its metric class's (analysis.metrics.types).
-_HEAD: tuple[type[Metric], ...] = (
+# A level's row, every figure its metric class's (analysis.metrics.types), in the order its columns
+# have always had (the Parquet files and the warehouse keep it). A class reads the row so far: the
+# client's saturation is judged on its CPU and lag.
+LEVEL_ROW: tuple[type[Metric], ...] = (
     RequestsAttempted,
     RequestsOk,
     RequestsFailed,
@@ -53,6 +65,19 @@ _HEAD: tuple[type[Metric], ...] = (
     AchievedConcurrency,
     ClientCpuPct,
     SendsRetried,
+    TtftMs,
+    ItlMs,
+    ChunkGapMs,
+    ChunkTokens,
+    TpotMs,
+    E2eMs,
+    SendLagMs,
+    SendLateness,
+    ClientRunqueuePct,
+    ClientStarved,
+    ClientSaturated,
+    SteadyState,
+    Goodput,
 )
 
 
@@ -76,78 +101,24 @@ def summarize_level(
     client_runqueue_s: how long the client's event loop waited for a core during the level
     (driver.thread_runqueue_s; None: not measured), which tells a starved client from a saturated one.
     """
-    level = Level.of(records, client_cpu_s, client_runqueue_s)
-    row: dict[str, Any] = {"concurrency": concurrency}
-    for metric in _HEAD:
-        row.update(metric.values(level, row))
-    row.update(TtftMs.values(level, row))
-    row.update(ItlMs.values(level, row))
-    row.update(ChunkGapMs.values(level, row))
-    row.update(chunk_tokens_level(level.ok))
-    for dist in (TpotMs, E2eMs, SendLagMs):
-        row.update(dist.values(level, row))
-    row.update(send_lateness_split(records))
-    row.update(ClientRunqueuePct.values(level, row))
-    row["client_starved"] = client_starved(client_runqueue_s, client_cpu_s)
-    row.update(ClientSaturated.values(level, row))
-    row.update(steady_state(records))
     if slo is None and slo_ttft_ms is not None and slo_tpot_ms is not None:
         slo = Slo(ttft_ms=slo_ttft_ms, tpot_ms=slo_tpot_ms)
-    row.update(goodput(records, level.window_s, slo))
+    level = Level.of(records, client_cpu_s, client_runqueue_s, slo)
+    row: dict[str, Any] = {"concurrency": concurrency}
+    for metric in LEVEL_ROW:
+        row.update(metric.values(level, row))
     return row
 
 
 def chunk_tokens_level(ok: Sequence[RequestRecord]) -> dict[str, Any]:
-    """How many tokens a level's chunks carried (successful requests): tokens_per_chunk_mean and
-    _max, multi_token_chunk_frac (the chunks carrying more than one), and chunk_tokens_source:
-    how they were counted (usage: per-chunk usage; content: one per content chunk; mixed)."""
-    counts = [k for r in ok for k in chunk_tokens_of(r)]
-    sources = sorted({r.chunk_tokens_source for r in ok})
-    if not counts:
-        return {"tokens_per_chunk_mean": None, "tokens_per_chunk_max": None, "multi_token_chunk_frac": None,
-                "chunk_tokens_source": None}  # fmt: skip
-    return {
-        "tokens_per_chunk_mean": sum(counts) / len(counts),
-        "tokens_per_chunk_max": max(counts),
-        "multi_token_chunk_frac": sum(1 for k in counts if k > 1) / len(counts),
-        "chunk_tokens_source": sources[0] if len(sources) == 1 else "mixed",
-    }
+    """How many tokens a level's chunks carried, over the successful requests `ok`
+    (types.latency.ChunkTokens, which defines it)."""
+    return ChunkTokens.compute(Level(ok, list(ok)), {})
 
 
 def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
-    """The level without its ramp-up and tail. Ramp-up: until the first request completes, every
-    stream is still in its first request, all sent at once. Tail: after the last request was sent,
-    streams only drain. Between the two the closed loop holds its concurrency; over that window
-    (each repeat's, summed): output tokens whose chunk arrived inside it (a chunk counts the
-    tokens per-chunk usage gave it, else output_tokens / chunks of its request's tokens) per
-    second, and TTFT of the requests sent inside it. None when the level was too short to have such a window."""
-    keys = ("steady_window_s", "steady_requests", "steady_output_tokens_per_s", "steady_ttft_ms_p50")
-    tokens, window_s, inside = 0.0, 0.0, []
-    for rep in by_repeat(records):
-        ok = [r for r in rep if r.ok and r.first_content_ns is not None]
-        start_ns = min(r.end_ns for r in rep)
-        end_ns = max(r.send_ns for r in rep)
-        if not ok or end_ns <= start_ns:
-            continue
-        for r in ok:
-            chunk_ns: list[float] = [float(r.first_content_ns or 0)]  # ok: every r has a first chunk
-            for gap_ms in r.itl_ms:
-                chunk_ns.append(chunk_ns[-1] + gap_ms * NS_PER_MS)
-            if r.chunk_tokens_source == "usage":  # each chunk's own count
-                tokens += sum(k for t, k in zip(chunk_ns, r.chunk_tokens, strict=False) if start_ns <= t <= end_ns)
-            else:
-                per_chunk = r.output_tokens / max(1, len(chunk_ns))
-                tokens += per_chunk * sum(1 for t in chunk_ns if start_ns <= t <= end_ns)
-        inside += [r for r in ok if start_ns <= r.send_ns <= end_ns]
-        window_s += (end_ns - start_ns) / 1e9
-    if window_s <= 0:
-        return dict.fromkeys(keys)
-    return {
-        "steady_window_s": window_s,
-        "steady_requests": len(inside),
-        "steady_output_tokens_per_s": tokens / window_s,
-        "steady_ttft_ms_p50": distribution((r.ttft_ms for r in inside), "ttft_ms")["ttft_ms_p50"],
-    }
+    """The level without its ramp-up and tail (types.throughput.SteadyState, which defines it)."""
+    return SteadyState.compute(Level.of(records), {})
 
 
 def schedule_output_tokens_per_s(concurrency: int, ttft_ms: float, itl_ms: float, output_tokens: int) -> float:

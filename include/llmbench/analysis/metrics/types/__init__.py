@@ -4,17 +4,28 @@ are the single source for the level table's columns (metrics.summarize_level), t
 headers and cell formats (analysis.columns.COLUMNS), the Great Expectations suites' bounds
 (results.validation) and the table in docs/metrics.md (markdown_table, checked by a test). Modules:
 base (Metric, Level, the registry), latency (per-request distributions), counts (requests, errors,
-tokens), throughput (the window and its rates) and client (the load generator's health)."""
+tokens), throughput (the window, its rates and the steady state), slo (goodput) and client (the load
+generator's health)."""
 
 from __future__ import annotations
 
-from llmbench.analysis.metrics.types import base, client, counts, latency, throughput
-from llmbench.analysis.metrics.types.base import REGISTRY, STATS, Level, LevelMetric, Metric, RequestMetric, register
+from llmbench.analysis.metrics.types import base, client, counts, latency, slo, throughput
+from llmbench.analysis.metrics.types.base import (
+    REGISTRY,
+    STATS,
+    Level,
+    LevelFigures,
+    LevelMetric,
+    Metric,
+    RequestMetric,
+    register,
+)
 
 __all__ = [
     "REGISTRY",
     "STATS",
     "Level",
+    "LevelFigures",
     "LevelMetric",
     "Metric",
     "RequestMetric",
@@ -25,17 +36,18 @@ __all__ = [
     "latency",
     "markdown_table",
     "register",
+    "slo",
     "throughput",
 ]
 
 
 def column_labels() -> dict[str, tuple[str, str]]:
     """Every column a metric class fills: {column: (label, cell format)}."""
-    return {c: (m.label(c), m.kind) for m in REGISTRY.values() for c in m.columns()}
+    return {c: (m.label(c), m.kind_of(c)) for m in REGISTRY.values() for c in m.columns()}
 
 
 # The docs' table reads in this order of modules (each module's classes in the order they are defined).
-_SECTIONS = ("counts", "throughput", "latency", "client")
+_SECTIONS = ("counts", "throughput", "latency", "client", "slo")
 
 
 def markdown_table() -> str:
@@ -52,6 +64,6 @@ def markdown_table() -> str:
                 checks.append("level: p50 not null, p50 <= p90 <= p99")
             check = "; ".join(checks)
         else:
-            name, what, check = f"`{m.tag}`", m.definition, m.bounds()
+            name, what, check = ", ".join(f"`{c}`" for c in m.columns()), m.definition, m.bounds()
         lines.append(f"| {name} | {m.unit} | `{m.__name__}` | {what} | {check} |")
     return "\n".join(lines) + "\n"

@@ -13,8 +13,19 @@ from llmbench.analysis.metrics.requests import PERCENTILES, distribution
 
 if TYPE_CHECKING:
     from llmbench.schemas.records import RequestRecord
+    from llmbench.schemas.slo import Slo
 
-__all__ = ["REGISTRY", "STATS", "Level", "LevelMetric", "Metric", "RequestMetric", "by_repeat", "register"]
+__all__ = [
+    "REGISTRY",
+    "STATS",
+    "Level",
+    "LevelFigures",
+    "LevelMetric",
+    "Metric",
+    "RequestMetric",
+    "by_repeat",
+    "register",
+]
 
 # A distribution's columns: <tag>_p50 ... <tag>_max (metrics.distribution), in this order.
 STATS = (*(f"p{p}" for p in PERCENTILES), "mean", "min", "max")
@@ -31,22 +42,28 @@ def by_repeat(records: Sequence[RequestRecord]) -> list[list[RequestRecord]]:
 @dataclass(frozen=True)
 class Level:
     """One level's request records and what every metric of it shares: the successful ones (`ok`)
-    and the window, first send -> last completion, summed over the level's repeats (the pauses
-    between repeats are nobody's throughput). client_cpu_s and client_runqueue_s: the load
-    generator's CPU and run-queue wait over the level (None: not measured)."""
+        and the window, first send -> last completion, summed over the level's repeats (the pauses
+        between repeats are nobody's throughput). client_cpu_s and client_runqueue_s: the load
+        generator's CPU and run-queue wait over the level (None: not measured); slo: the objectives
+    goodput is judged against (None: no SLO)."""
 
     records: Sequence[RequestRecord]
     ok: list[RequestRecord] = field(default_factory=list)
     window_s: float = 0.0
     client_cpu_s: float | None = None
     client_runqueue_s: float | None = None
+    slo: Slo | None = None
 
     @classmethod
     def of(
-        cls, records: Sequence[RequestRecord], client_cpu_s: float | None = None, client_runqueue_s: float | None = None
+        cls,
+        records: Sequence[RequestRecord],
+        client_cpu_s: float | None = None,
+        client_runqueue_s: float | None = None,
+        slo: Slo | None = None,
     ) -> Level:
         window_s = sum((max(r.end_ns for r in g) - min(r.send_ns for r in g)) / 1e9 for g in by_repeat(records))
-        return cls(records, [r for r in records if r.ok], window_s, client_cpu_s, client_runqueue_s)
+        return cls(records, [r for r in records if r.ok], window_s, client_cpu_s, client_runqueue_s, slo)
 
     def per_s(self, amount: float) -> float | None:
         """amount / the window, None for a level without one."""
@@ -82,6 +99,10 @@ class Metric:
         return cls.header
 
     @classmethod
+    def kind_of(cls, column: str) -> str:
+        return cls.kind
+
+    @classmethod
     def values(cls, level: Level, row: dict[str, Any]) -> dict[str, Any]:
         """This metric's column(s) of the level's row; `row` holds what was computed before it."""
         raise NotImplementedError
@@ -111,6 +132,34 @@ class LevelMetric(Metric):
     @classmethod
     def values(cls, level: Level, row: dict[str, Any]) -> dict[str, Any]:
         return {cls.tag: cls.compute(level, row)}
+
+
+class LevelFigures(Metric):
+    """Several figures of the level computed together, in one pass over its records (steady state,
+    goodput, ...): parts maps each column to its (header, cell format); compute returns them all."""
+
+    parts: ClassVar[dict[str, tuple[str, str]]]
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        return tuple(cls.parts)
+
+    @classmethod
+    def label(cls, column: str) -> str:
+        return cls.parts[column][0]
+
+    @classmethod
+    def kind_of(cls, column: str) -> str:
+        return cls.parts[column][1]
+
+    @classmethod
+    def compute(cls, level: Level, row: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def values(cls, level: Level, row: dict[str, Any]) -> dict[str, Any]:
+        out = cls.compute(level, row)
+        return out
 
 
 class RequestMetric(Metric):

@@ -1,18 +1,19 @@
 """Per-request latencies and sizes, each a distribution over a level's requests: TTFT, per-token
-ITL, the inter-chunk gap, TPOT, end-to-end, the send lag, and the output token count."""
+ITL, the inter-chunk gap, TPOT, end-to-end, the send lag, and the output token count; and how many
+tokens the level's chunks carried."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from llmbench.analysis.metrics.requests import per_token_itl_ms
-from llmbench.analysis.metrics.types.base import RequestMetric, register
+from llmbench.analysis.metrics.requests import chunk_tokens_of, per_token_itl_ms
+from llmbench.analysis.metrics.types.base import Level, LevelFigures, RequestMetric, register
 
 if TYPE_CHECKING:
     from llmbench.schemas.records import RequestRecord
 
-__all__ = ["ChunkGapMs", "E2eMs", "ItlMs", "OutputTokens", "SendLagMs", "TpotMs", "TtftMs"]
+__all__ = ["ChunkGapMs", "ChunkTokens", "E2eMs", "ItlMs", "OutputTokens", "SendLagMs", "TpotMs", "TtftMs"]
 
 
 @register
@@ -56,6 +57,37 @@ class ChunkGapMs(RequestMetric):
     @classmethod
     def sample(cls, r: RequestRecord) -> Iterable[float | None]:
         return r.itl_ms
+
+
+@register
+class ChunkTokens(LevelFigures):
+    tag = "chunk_tokens"
+    header = "Tokens per chunk"
+    unit = "tokens, fraction"
+    definition = (
+        "tokens per token-carrying chunk over the successful requests: mean, max, the fraction of chunks "
+        "with more than one, and how they were counted (usage: per-chunk usage; content: one per content "
+        "chunk; mixed)"
+    )
+    parts = {
+        "tokens_per_chunk_mean": ("Tokens per chunk (mean)", "num"),
+        "tokens_per_chunk_max": ("Tokens per chunk (max)", "int"),
+        "multi_token_chunk_frac": ("Multi-token chunks", "pct"),
+        "chunk_tokens_source": ("Chunk tokens counted from", "text"),
+    }
+
+    @classmethod
+    def compute(cls, level: Level, row: dict[str, Any]) -> dict[str, Any]:
+        counts = [k for r in level.ok for k in chunk_tokens_of(r)]
+        sources = sorted({r.chunk_tokens_source for r in level.ok})
+        if not counts:
+            return dict.fromkeys(cls.parts)
+        return {
+            "tokens_per_chunk_mean": sum(counts) / len(counts),
+            "tokens_per_chunk_max": max(counts),
+            "multi_token_chunk_frac": sum(1 for k in counts if k > 1) / len(counts),
+            "chunk_tokens_source": sources[0] if len(sources) == 1 else "mixed",
+        }
 
 
 @register
