@@ -2,8 +2,9 @@
 
 Hourly, in each region of the Param `regions` (default: every region a shipped config's backend
 sections name: llmbench.paths.config_regions), it runs the janitor of every backend kind that can
-leave something behind (BackendSpec.janitor_client: SageMaker endpoints, endpoint configs and
-models; EC2 instances and their security groups), which removes what is tagged
+leave something behind (BackendSpec.janitor, registry.with_janitor: SageMaker endpoints, endpoint
+configs and models; EC2 instances and their security groups), through the connection `aws_conn_id`
+names, which removes what is tagged
 managed-by=llmbench and whose llmbench:expires-at tag has passed (a killed worker's leftovers).
 Unexpired resources and anything not tagged by llmbench are never touched,
 so it is safe to run at any time.
@@ -19,15 +20,14 @@ from llmbench_airflow import TRANSIENT_RETRIES, regional_aws_dag
 
 @task(map_index_template="{{ region }}", **TRANSIENT_RETRIES)
 def sweep_expired(region: str) -> list[dict]:
-    from llmbench.backends import get_backend, registry
-    from llmbench_airflow import aws_session_for
+    from llmbench.backends import registry
+    from llmbench_airflow import AirflowPlatform
 
     conn_id = get_current_context()["params"]["aws_conn_id"]
     removed = []
-    for spec in registry.specs():
-        if spec.janitor_client is not None:
-            session, endpoint_url = aws_session_for(conn_id, region, spec.janitor_client)
-            removed += get_backend(spec.kind, session=session, endpoint_url=endpoint_url).janitor(region)
+    for spec in registry.with_janitor():
+        assert spec.janitor is not None  # with_janitor: every spec has one
+        removed += spec.janitor.sweep(AirflowPlatform(), conn_id, region)
     return [
         {"kind": r["kind"], "name": r.get("name") or r.get("id"), "run_key": r["tags"].get("llmbench:run-key")}
         for r in removed

@@ -1,7 +1,9 @@
-"""llmbench_prices: refresh SageMaker on-demand hosting prices from the AWS Pricing API.
+"""llmbench_prices: refresh the price lists of every backend kind that has one.
 
-Daily, for every SageMaker instance type in the catalog and each region in the Params, through the
-Airflow AWS connection; the result is a dated cache (llmbench.backends.sagemaker.prices) that llm_benchmark's plan
+Daily, for each region in the Params, every kind whose price list something refreshes
+(BackendSpec.prices, registry.with_price_refresh: SageMaker's on-demand hosting prices from the AWS
+Pricing API) fetches the prices of its catalog instance types through the connection `aws_conn_id`
+names; the result is a dated cache (llmbench.backends.sagemaker.prices) that llm_benchmark's plan
 prefers to the catalog's prices. Rows already published keep the price they were computed with.
 """
 
@@ -16,14 +18,17 @@ from llmbench_airflow import TRANSIENT_RETRIES, regional_aws_dag
 
 @task(map_index_template="{{ region }}", execution_timeout=timedelta(minutes=20), **TRANSIENT_RETRIES)
 def refresh(region: str) -> dict:
-    from llmbench.backends.sagemaker.prices import refresh_sagemaker_prices
+    from llmbench.backends import registry
     from llmbench.planning.config import load_catalogs
-    from llmbench_airflow import pricing_session_for
+    from llmbench_airflow import AirflowPlatform
 
-    types = sorted(t for t in load_catalogs()["instances"] if t.startswith("ml."))
-    session, endpoint_url = pricing_session_for(get_current_context()["params"]["aws_conn_id"])
-    fetched = refresh_sagemaker_prices(session, {region: types}, endpoint_url)[region]
-    return {t: p["usd_per_hour"] for t, p in fetched.items()}
+    conn_id = get_current_context()["params"]["aws_conn_id"]
+    types = sorted(load_catalogs()["instances"])
+    out = {}
+    for spec in registry.with_price_refresh():
+        assert spec.prices is not None and spec.prices.refresh is not None  # with_price_refresh: every one
+        out[spec.kind] = spec.prices.refresh(AirflowPlatform(), conn_id, region, types)
+    return out
 
 
 regional_aws_dag("llmbench_prices", "@daily", __doc__, refresh)

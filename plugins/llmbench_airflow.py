@@ -31,22 +31,45 @@ def backend_kwargs(target: Any) -> dict[str, Any]:
 
 
 class AirflowPlatform:
-    """llmbench.backends.registry.Platform through Airflow connections: AWS ones through the amazon
-    provider's AwsBaseHook (for the client type the backend names), others by password."""
+    """llmbench.backends.registry.Platform through Airflow connections. A session is built by the
+    connection's type: an AWS connection (conn_type aws, or one that does not exist, which the amazon
+    provider reads as the standard credential chain) through the provider's AwsBaseHook; another
+    type has no session to give, and says so in one line. Extras and passwords are any connection's."""
 
-    def aws_session(self, conn_id: str, region: str, client_type: str) -> Any:
-        return _aws_hook(conn_id, region, client_type).get_session(region_name=region)
+    def session(self, conn_id: str, region: str, service: str) -> Any:
+        return _session_hook(conn_id, region, service).get_session(region_name=region)
 
-    def aws_endpoint_url(self, conn_id: str, region: str, client_type: str, service: str) -> str | None:
-        return _aws_hook(conn_id, region, client_type).conn_config.get_service_endpoint_url(service_name=service)
+    def endpoint_url(self, conn_id: str, region: str, service: str) -> str | None:
+        return _session_hook(conn_id, region, service).conn_config.get_service_endpoint_url(service_name=service)
 
-    def aws_extra(self, conn_id: str, region: str, client_type: str) -> dict[str, Any]:
-        return dict(_aws_hook(conn_id, region, client_type).conn_config.extra_config or {})
+    def extra(self, conn_id: str) -> dict[str, Any]:
+        conn = _connection(conn_id)
+        return dict(conn.extra_dejson) if conn is not None else {}
 
     def password(self, conn_id: str) -> str | None:
         from airflow.sdk import BaseHook
 
         return BaseHook.get_connection(conn_id).password
+
+
+def _connection(conn_id: str) -> Any:
+    """The Airflow connection, None when there is none by that id."""
+    from airflow.exceptions import AirflowNotFoundException
+    from airflow.sdk import BaseHook
+
+    try:
+        return BaseHook.get_connection(conn_id)
+    except AirflowNotFoundException:
+        return None
+
+
+def _session_hook(conn_id: str, region: str, service: str):
+    conn = _connection(conn_id)
+    if conn is not None and conn.conn_type not in ("aws", "amazon_web_services"):
+        from llmbench.schemas.kinds import ConfigError
+
+        raise ConfigError(f"connection {conn_id!r} is of type {conn.conn_type!r}: no {service} session from it (aws)")
+    return _aws_hook(conn_id, region, service)
 
 
 DEFAULT_REGIONS = ["us-east-1", "us-west-2"]
@@ -111,22 +134,6 @@ def regional_aws_dag(
         per_region.expand(region=regions())
 
     return regional()
-
-
-def aws_session_for(conn_id: str, region: str, service: str) -> tuple[Any, str | None]:
-    """(boto3 session, the service's endpoint override) for an AWS connection: the janitor's inputs."""
-    hook = _aws_hook(conn_id, region, service)
-    return hook.get_session(region_name=region), hook.conn_config.get_service_endpoint_url(service_name=service)
-
-
-def pricing_session_for(conn_id: str) -> tuple[Any, str | None]:
-    """(boto3 session, Pricing API endpoint override) for an AWS connection: llmbench_prices' inputs."""
-    from llmbench.backends.sagemaker.prices import PRICING_REGION
-
-    hook = _aws_hook(conn_id, PRICING_REGION, "pricing")
-    return hook.get_session(region_name=PRICING_REGION), hook.conn_config.get_service_endpoint_url(
-        service_name="pricing"
-    )
 
 
 def _aws_hook(conn_id: str, region: str, client_type: str):

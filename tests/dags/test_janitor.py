@@ -1,4 +1,5 @@
-"""The janitor DAG: where it looks by default, and what it removes there (EC2 and SageMaker)."""
+"""The janitor DAG: where it looks by default, and what it removes there (EC2 and SageMaker); and that
+the janitor and prices DAGs run whichever kinds have the capability, a throwaway one too."""
 
 import importlib.util
 from datetime import UTC, datetime, timedelta
@@ -38,8 +39,6 @@ def test_the_sweep_terminates_expired_ec2_instances_and_deletes_expired_sagemake
     # dagbag: Airflow puts plugins/ (llmbench_airflow) on the path as it does for the scheduler
     import boto3
 
-    import llmbench_airflow
-
     region = "us-east-2"
     session = boto3.Session(region_name=region)
     ec2, sm = session.client("ec2"), session.client("sagemaker")
@@ -61,7 +60,8 @@ def test_the_sweep_terminates_expired_ec2_instances_and_deletes_expired_sagemake
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     monkeypatch.setattr(module, "get_current_context", lambda: {"params": {"aws_conn_id": "aws_default"}})
-    monkeypatch.setattr(llmbench_airflow, "aws_session_for", lambda conn_id, r, service="sagemaker": (session, None))
+    # the DAG's AirflowPlatform builds each kind's session from this connection (moto answers it)
+    monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", '{"conn_type": "aws"}')
 
     removed = module.sweep_expired.function(region)
     assert {(r["kind"], r["name"], r["run_key"]) for r in removed} == {
@@ -71,3 +71,42 @@ def test_the_sweep_terminates_expired_ec2_instances_and_deletes_expired_sagemake
     assert states[leaked] == "terminated"
     assert states[live] == "running" and states[stranger["InstanceId"]] == "running"
     assert sm.list_models()["Models"] == []
+
+
+def _dag_module(name: str, file: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "dags" / file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_janitor_and_prices_dags_run_any_kind_with_the_capability(dagbag, monkeypatch):
+    """A throwaway kind that is no cloud of ours: its Janitor and PriceList get a generic Platform
+    (here reading an http connection's extra) and the two DAGs run them with no change to either."""
+    from llmbench.backends import registry
+    from llmbench.backends.registry import BackendSpec, Janitor, PriceList
+
+    calls = []
+
+    def sweep(platform, conn_id, region):
+        calls.append(("sweep", conn_id, region))
+        return [{"kind": "widget", "name": platform.extra(conn_id)["account"] + "-w1", "tags": {}}]
+
+    def refresh(platform, conn_id, region, catalog_types):
+        calls.append(("refresh", conn_id, region))
+        return {catalog_types[0]: 1.25}
+
+    toy = BackendSpec(kind="toycloud", backend="x:Y", target=object, serving=(), plan=lambda ctx: None,  # type: ignore[arg-type]
+                      janitor=Janitor(sweep), prices=PriceList(lambda region, t: None, refresh))
+    registry.specs()  # the built-in kinds registered first, then only the toy kind stays
+    monkeypatch.setattr(registry, "_SPECS", {"toycloud": toy})
+    monkeypatch.setenv("AIRFLOW_CONN_TOYCONN", '{"conn_type": "http", "extra": {"account": "acme"}}')
+    janitor = _dag_module("janitor_dag_toy", "llmbench_janitor.py")
+    prices = _dag_module("prices_dag_toy", "llmbench_prices.py")
+    for m in (janitor, prices):
+        monkeypatch.setattr(m, "get_current_context", lambda: {"params": {"aws_conn_id": "toyconn"}})
+
+    assert janitor.sweep_expired.function("eu-north-9") == [{"kind": "widget", "name": "acme-w1", "run_key": None}]
+    refreshed = prices.refresh.function("eu-north-9")
+    assert list(refreshed) == ["toycloud"] and list(refreshed["toycloud"].values()) == [1.25]
+    assert calls == [("sweep", "toyconn", "eu-north-9"), ("refresh", "toyconn", "eu-north-9")]

@@ -125,12 +125,38 @@ class Resolved:
 
 
 class Platform(Protocol):
-    """What the platform (Airflow connections, in plugins/llmbench_airflow.py) provides a backend."""
+    """What the platform (Airflow connections, in plugins/llmbench_airflow.py) provides a backend,
+    by connection id: the connection's password and extras, and a cloud SDK session built from it
+    for a region and a service, with the service's endpoint override if the connection sets one.
+    Nothing here names a cloud: the platform builds the session by the connection's type (an AWS
+    connection gives a boto3 session through the amazon provider's hook)."""
 
-    def aws_session(self, conn_id: str, region: str, client_type: str) -> Any: ...
-    def aws_endpoint_url(self, conn_id: str, region: str, client_type: str, service: str) -> str | None: ...
-    def aws_extra(self, conn_id: str, region: str, client_type: str) -> dict[str, Any]: ...
+    def session(self, conn_id: str, region: str, service: str) -> Any: ...
+    def endpoint_url(self, conn_id: str, region: str, service: str) -> str | None: ...
+    def extra(self, conn_id: str) -> dict[str, Any]: ...
     def password(self, conn_id: str) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Janitor:
+    """A kind that can leave something behind (an endpoint, an instance) when a worker dies: the
+    janitor DAG calls sweep(platform, conn_id, region) for each region, which removes what this kind
+    tagged managed-by=llmbench and whose llmbench:expires-at has passed, and returns what it removed
+    ({"kind", "name" or "id", "tags"} each)."""
+
+    sweep: Callable[[Platform, str, str], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class PriceList:
+    """A kind with a price list of its own. listed(region, instance_type): the cached price as
+    (usd_per_hour, source, date), or None (plan then prices from the catalog); refresh(platform,
+    conn_id, region, catalog instance types): fetch the prices of the types that are the kind's into
+    that cache (the prices DAG, daily), returning {instance_type: usd_per_hour}; None: nothing
+    refreshes it."""
+
+    listed: Callable[[str, str], tuple[float, str, str] | None]
+    refresh: Callable[[Platform, str, str, list[str]], dict[str, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -149,7 +175,11 @@ class DagLimits:
 
 @dataclass(frozen=True)
 class BackendSpec:
-    """One backend kind, as its package declares it."""
+    """One backend kind, as its package declares it. Beyond what every kind has (its backend class,
+    target model, serving kinds and plan check), its capabilities are optional, each None when the
+    kind has none: platform credentials (platform_kwargs), a janitor (janitor), a price list of its
+    own (prices), an existing endpoint to attach to (existing_endpoint), vLLM launch flags
+    (vllm_launch). Generic code asks for a capability and never names a kind."""
 
     kind: str
     backend: str  # "module:Class" of its llmbench.backends.base.Backend, imported when one is made
@@ -166,13 +196,12 @@ class BackendSpec:
     pins_revision: tuple[str, ...] = ()  # serving kinds told to load the catalog's hf_revision
     scales_to_zero: bool = False  # its autoscaling can run 0 instances (the traffic cost model)
     dag_limits: DagLimits = DagLimits()
-    # The kwargs its backend class takes from the platform (None: none).
+    # Platform credentials: the kwargs its backend class takes from the platform (None: none).
     platform_kwargs: Callable[[BackendTargetBase, Platform], dict[str, Any]] | None = None
-    # The AWS client whose endpoint override the janitor uses (None: nothing of it can leak).
-    janitor_client: str | None = None
-    # An instance type's $/hour from a price list of its own (None: the catalog's), as
-    # (usd_per_hour, source, date); called with (region, instance_type).
-    listed_price: Callable[[str, str], tuple[float, str, str] | None] | None = None
+    # What removes its expired leftovers (None: nothing of it can leak).
+    janitor: Janitor | None = None
+    # A price list of its own, which plan prefers to the catalog's (None: the catalog's).
+    prices: PriceList | None = None
     # The instance type that is the same hardware run unmanaged (on whichever kind offers it), for
     # one of ours, so a row can show what the managed path adds (results.tables); None: none.
     unmanaged_twin: Callable[[str], str | None] | None = None
@@ -254,6 +283,16 @@ def specs() -> tuple[BackendSpec, ...]:
     return tuple(_SPECS.values())
 
 
+def with_janitor() -> tuple[BackendSpec, ...]:
+    """The kinds that can leave something behind (a Janitor): what the janitor DAG sweeps."""
+    return tuple(s for s in specs() if s.janitor is not None)
+
+
+def with_price_refresh() -> tuple[BackendSpec, ...]:
+    """The kinds whose price list something refreshes (PriceList.refresh): what the prices DAG runs."""
+    return tuple(s for s in specs() if s.prices is not None and s.prices.refresh is not None)
+
+
 def get(kind: str) -> BackendSpec:
     """The spec of a kind; a kind nobody registered is a one-line error naming the known ones."""
     if kind not in _SPECS:
@@ -283,8 +322,10 @@ __all__ = [
     "ConfigError",
     "DagLimits",
     "ImageResolver",
+    "Janitor",
     "PlanContext",
     "Platform",
+    "PriceList",
     "Resolved",
     "ResolvedImage",
     "ServingBase",
@@ -298,6 +339,8 @@ __all__ = [
     "register_serving",
     "register_wire",
     "resolve_image",
+    "with_janitor",
+    "with_price_refresh",
     "specs",
     "wire",
     "wires",

@@ -239,12 +239,12 @@ def _resolve_image(ctx: _Context, name: str, ctr: ContainerImage) -> ContainerIm
 
 
 def _hourly_price(ctx: _Context, region: str, inst: dict[str, Any]) -> Price:
-    """The config's $/hour, else the backend's own price list (BackendSpec.listed_price: a cache
+    """The config's $/hour, else the backend's own price list (BackendSpec.prices: a cache
     the llmbench_prices DAG refreshes), else the catalog's."""
     t = ctx.target
     if t.usd_per_hour is not None:
         return t.config_price()
-    listed = ctx.spec.listed_price(region, str(t.instance_type)) if ctx.spec.listed_price else None
+    listed = ctx.spec.prices.listed(region, str(t.instance_type)) if ctx.spec.prices else None
     if listed is not None:
         return Price.hourly(*listed)
     usd_per_hour = (inst.get("usd_per_hour") or {}).get(region)

@@ -50,7 +50,7 @@ def platform_kwargs(target: BackendTargetBase, platform: Platform) -> dict[str, 
     """A session (the signer's credentials) through the config's AWS connection."""
     assert isinstance(target, BedrockTarget)
     br = target.settings
-    return {"session": platform.aws_session(br.aws_conn_id, br.region, "bedrock-runtime")}
+    return {"session": platform.session(br.aws_conn_id, br.region, "bedrock-runtime")}
 
 
 SPEC = registry.register(

@@ -12,6 +12,7 @@ from llmbench.backends.registry import (
     Checked,
     ConfigError,
     DagLimits,
+    Janitor,
     PlanContext,
     Platform,
     Resolved,
@@ -90,10 +91,10 @@ def platform_kwargs(target: BackendTargetBase, platform: Platform) -> dict[str, 
     `security_group_id` as network defaults (the config's win)."""
     assert isinstance(target, Ec2Target)
     ec2 = target.settings
-    extra = platform.aws_extra(ec2.aws_conn_id, ec2.region, "ec2")
+    extra = platform.extra(ec2.aws_conn_id)
     return {
-        "session": platform.aws_session(ec2.aws_conn_id, ec2.region, "ec2"),
-        "endpoint_url": platform.aws_endpoint_url(ec2.aws_conn_id, ec2.region, "ec2", "ec2"),
+        "session": platform.session(ec2.aws_conn_id, ec2.region, "ec2"),
+        "endpoint_url": platform.endpoint_url(ec2.aws_conn_id, ec2.region, "ec2"),
         "network": {k: extra[k] for k in ("subnet_id", "security_group_id") if extra.get(k)},
     }
 
@@ -113,6 +114,14 @@ def vllm_launch(target: Any) -> tuple[list[str], str | None] | None:
     return argv[argv.index(image) + 1 :], image_version(image)
 
 
+def sweep_expired(platform: Platform, conn_id: str, region: str) -> list[dict[str, Any]]:
+    """Terminate a region's expired llmbench-tagged instances, then its expired security groups."""
+    from llmbench.backends.ec2.backend import janitor
+
+    session = platform.session(conn_id, region, "ec2")
+    return janitor(session, region, endpoint_url=platform.endpoint_url(conn_id, region, "ec2"))
+
+
 SPEC = registry.register(
     BackendSpec(
         kind="ec2",
@@ -129,7 +138,7 @@ SPEC = registry.register(
         scales_to_zero=True,  # an Auto Scaling group of 0
         dag_limits=DagLimits(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
         platform_kwargs=platform_kwargs,
-        janitor_client="ec2",
+        janitor=Janitor(sweep_expired),
         vllm_launch=vllm_launch,
     )
 )

@@ -3,7 +3,7 @@
   refresh_sagemaker_prices(session, {"us-west-2": ["ml.g7e.2xlarge", ...]})  -> the cache file
   cached_prices()["us-west-2"]["ml.g7e.2xlarge"]                            -> {usd_per_hour, ...}
 
-plan() prefers a cached API price (BackendSpec.listed_price) to the catalog's (a price on the
+plan() prefers a cached API price (BackendSpec.prices) to the catalog's (a price on the
 target in the config wins over both); whichever it used is frozen on every row it produces, with
 its source and date, so a published history never changes when prices do. The `llmbench_prices` DAG refreshes the cache
 through the Airflow AWS connection.

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from llmbench.backends import registry
-from llmbench.backends.registry import BackendSpec, BackendTargetBase, DagLimits, PlanContext, Platform, Resolved
+from llmbench.backends.registry import (
+    BackendSpec,
+    BackendTargetBase,
+    DagLimits,
+    Janitor,
+    PlanContext,
+    Platform,
+    PriceList,
+    Resolved,
+)
 from llmbench.backends.sagemaker import prices
 from llmbench.backends.sagemaker.models import SageMakerSettings, SageMakerTarget
 from llmbench.backends.sagemaker.wire import SIGNING_SERVICE, runtime_url, sagemaker_headers
@@ -28,9 +37,9 @@ def platform_kwargs(target: BackendTargetBase, platform: Platform) -> dict[str, 
     assert isinstance(target, SageMakerTarget)
     sm = target.settings
     return {
-        "session": platform.aws_session(sm.aws_conn_id, sm.region, "sagemaker"),
-        "endpoint_url": platform.aws_endpoint_url(sm.aws_conn_id, sm.region, "sagemaker", "sagemaker"),
-        "role_arn": sm.role_arn or platform.aws_extra(sm.aws_conn_id, sm.region, "sagemaker").get("execution_role_arn"),
+        "session": platform.session(sm.aws_conn_id, sm.region, "sagemaker"),
+        "endpoint_url": platform.endpoint_url(sm.aws_conn_id, sm.region, "sagemaker"),
+        "role_arn": sm.role_arn or platform.extra(sm.aws_conn_id).get("execution_role_arn"),
     }
 
 
@@ -44,6 +53,24 @@ def listed_price(region: str, instance_type: str) -> tuple[float, str, str] | No
         f"AWS Pricing API ({prices.SERVICE_CODE} hosting, sku {p.get('sku')})",
         p["fetched_at"][:10],
     )
+
+
+def refresh_prices(platform: Platform, conn_id: str, region: str, catalog_types: list[str]) -> dict[str, float]:
+    """The Pricing API's hosting prices of the catalog's SageMaker types (ml.*) in a region, into
+    the cache listed_price reads, through the connection (the API is served in PRICING_REGION)."""
+    types = sorted(t for t in catalog_types if t.startswith("ml."))
+    session = platform.session(conn_id, prices.PRICING_REGION, "pricing")
+    endpoint_url = platform.endpoint_url(conn_id, prices.PRICING_REGION, "pricing")
+    fetched = prices.refresh_sagemaker_prices(session, {region: types}, endpoint_url)[region]
+    return {t: p["usd_per_hour"] for t, p in fetched.items()}
+
+
+def sweep_expired(platform: Platform, conn_id: str, region: str) -> list[dict[str, Any]]:
+    """Delete the expired llmbench-tagged endpoints, endpoint configs and models of a region."""
+    from llmbench.backends.sagemaker.backend import janitor
+
+    session = platform.session(conn_id, region, "sagemaker")
+    return janitor(session, region, endpoint_url=platform.endpoint_url(conn_id, region, "sagemaker"))
 
 
 def unmanaged_twin(instance_type: str) -> str | None:
@@ -114,8 +141,8 @@ SPEC = registry.register(
         scales_to_zero=True,  # inference components with a minimum of 0 instances
         dag_limits=DagLimits(pool=DEPLOY_POOL, deploy_poke_s=60, ready_poke_s=20),
         platform_kwargs=platform_kwargs,
-        janitor_client="sagemaker",
-        listed_price=listed_price,
+        janitor=Janitor(sweep_expired),
+        prices=PriceList(listed_price, refresh_prices),
         unmanaged_twin=unmanaged_twin,
         existing_endpoint=existing_endpoint,
         vllm_launch=vllm_launch,
