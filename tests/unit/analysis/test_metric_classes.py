@@ -1,7 +1,8 @@
 """One class per metric (analysis.metrics.types) is the one source of its column, its header, its
-bounds and its line in docs/metrics.md: the level row has every class's columns, the warehouse has
-them, the report's headers are the classes', the docs' table is the generated one, and a bound
-changed on a class changes what Great Expectations fails."""
+bounds and its line in docs/metrics.md: the level row is exactly the level classes' columns, a
+target's row has its lifecycle classes' columns, the warehouse has them all, the report's headers
+are the classes', the docs' table is the generated one, and a bound changed on a class changes what
+Great Expectations fails."""
 
 import dataclasses
 import re
@@ -34,16 +35,18 @@ def test_a_level_row_has_every_class_column_and_the_warehouse_has_them_too(tmp_p
     row = metrics.summarize_level(_records(3, 120.0, 900.0), 3)
     # the row is the classes' columns, in LEVEL_ROW's order, and nothing else
     assert list(row) == ["concurrency", *(c for m in LEVEL_ROW for c in m.columns())]
-    columns = {c for m in types.REGISTRY.values() for c in m.columns()}
+    columns = {c for m in types.REGISTRY.values() if issubclass(m, types.LevelBased) for c in m.columns()}
     assert columns == set(row) - {"concurrency"}
     con = warehouse.connect(tmp_path / "w.duckdb")
     try:
         tables = dict(con.execute(
             "SELECT table_name, list(column_name) FROM information_schema.columns WHERE table_schema = 'llmbench' "
-            "AND table_name IN ('levels', 'requests') GROUP BY table_name").fetchall())
+            "AND table_name IN ('levels', 'requests', 'targets') GROUP BY table_name").fetchall())
     finally:
         con.close()
     assert columns - set(tables["levels"]) == set()
+    per_target = {m.tag for m in types.REGISTRY.values() if issubclass(m, types.TargetMetric)}
+    assert per_target and per_target - set(tables["targets"]) == set()
     per_request = {m.tag for m in types.REGISTRY.values() if issubclass(m, types.RequestMetric)
                    and m.in_table}
     assert per_request and per_request - set(tables["requests"]) == set()
@@ -96,3 +99,19 @@ def test_a_bound_changed_on_its_class_changes_what_validation_fails(tmp_path, mo
     monkeypatch.setattr(SendLagMs, "max_value", 0.25)  # a send later than 0.25 ms now fails the target
     out = check("bounded")
     assert not out["validation_passed"] and any("send_lag_ms" in f for f in out["failures"]), out
+
+
+def test_a_targets_lifecycle_columns_are_its_classes_by_hand():
+    from llmbench.analysis.metrics.types.lifecycle import TargetLife
+    from llmbench.results.tables.targets import lifecycle_figures
+
+    def ev(stage, status, at, **extra):
+        return {"stage": stage, "status": status, "at": f"2026-12-07T10:{at}+00:00", **extra}
+
+    events = [ev("deploy", "created", "00:00", deployed_at="2026-12-07T10:00:00+00:00"),
+              ev("wait_ready", "succeeded", "05:00"), ev("sweep", "started", "06:00"), ev("sweep", "succeeded", "16:00")]
+    first = _records(1, 250.0, 900.0)
+    row = lifecycle_figures(TargetLife(events, 1200.0, first), tuple(
+        m for m in types.REGISTRY.values() if issubclass(m, types.TargetMetric)))
+    assert row == {"measuring_seconds": 600.0, "measuring_fraction": 0.5, "time_to_ready_s": 300.0,
+                   "first_request_ttft_ms": pytest.approx(250.0)}

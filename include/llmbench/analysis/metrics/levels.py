@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from llmbench.analysis.metrics.requests import NS_PER_MS
-from llmbench.analysis.metrics.types.base import Level, Metric
+from llmbench.analysis.metrics.types.base import Level, LevelBased
 from llmbench.analysis.metrics.types.client import (
     ClientCpuPct,
     ClientRunqueuePct,
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 # A level's row, every figure its metric class's (analysis.metrics.types), in the order its columns
 # have always had (the Parquet files and the warehouse keep it). A class reads the row so far: the
 # client's saturation is judged on its CPU and lag.
-LEVEL_ROW: tuple[type[Metric], ...] = (
+LEVEL_ROW: tuple[type[LevelBased], ...] = (
     RequestsAttempted,
     RequestsOk,
     RequestsFailed,

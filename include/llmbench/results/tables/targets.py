@@ -7,7 +7,15 @@ import json
 from typing import Any
 
 from llmbench import __version__
-from llmbench.analysis import metrics, pricing
+from llmbench.analysis import pricing
+from llmbench.analysis.metrics.types.base import TargetMetric
+from llmbench.analysis.metrics.types.lifecycle import (
+    FirstRequestTtftMs,
+    MeasuringFraction,
+    MeasuringSeconds,
+    TargetLife,
+    TimeToReadyS,
+)
 from llmbench.redaction import redact
 from llmbench.results.events import read_events
 from llmbench.schemas.targets import ResolvedTarget, RunPlan
@@ -36,6 +44,7 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         status, failed_stage, error = "failed", failed["stage"], redact(failed["error"])
     else:
         status, failed_stage, error = "succeeded", None, None
+    life = TargetLife(events, endpoint_seconds, first_served(target))
     price = target.price
     usd_h = price.usd_per_hour
     if price.basis == "per_token":
@@ -66,12 +75,11 @@ def target_row(run: RunPlan, target: ResolvedTarget) -> dict[str, Any]:
         "error": error,
         "validation_passed": validation_passed,
         "endpoint_seconds": endpoint_seconds,
-        "measuring_seconds": (measuring := metrics.measuring_seconds(events)),
-        "measuring_fraction": metrics.measuring_fraction(measuring, endpoint_seconds),
+        **lifecycle_figures(life, (MeasuringSeconds, MeasuringFraction)),
         "benchmark_cost_usd": benchmark_cost,
         "raw_dir": str(d),
         **provenance(target),
-        **cold_start(target, events),
+        **lifecycle_figures(life, (TimeToReadyS, FirstRequestTtftMs)),
         **dataset_columns(target),
     }
 
@@ -94,11 +102,25 @@ def dataset_columns(target: ResolvedTarget) -> dict[str, Any]:
     }
 
 
+def lifecycle_figures(life: TargetLife, figures: tuple[type[TargetMetric], ...]) -> dict[str, Any]:
+    """Lifecycle columns of the target's row, each its metric class's (analysis.metrics.types.lifecycle)."""
+    row: dict[str, Any] = {}
+    for metric in figures:
+        row.update(metric.of(life, row))
+    return row
+
+
 def cold_start(target: ResolvedTarget, events: list[dict[str, Any]]) -> dict[str, Any]:
     """Seed 003's cold start on the target's row: the seconds from the deploy's create call to
-    ready (metrics.time_to_ready_s, from events.jsonl), and the TTFT of the first request the
-    target served (metrics.first_request_ttft_ms): its first initial warm-up request, else the
-    first of its first level's warm-up, else of its first timed level (requests.jsonl)."""
+    ready (TimeToReadyS, from events.jsonl), and the TTFT of the first request the target served
+    (FirstRequestTtftMs, over first_served)."""
+    return lifecycle_figures(TargetLife(events, None, first_served(target)), (TimeToReadyS, FirstRequestTtftMs))
+
+
+def first_served(target: ResolvedTarget) -> list[Any]:
+    """The records of the first request the target served, for seed 003's cold start: its first
+    initial warm-up request, else the first of its first level's warm-up, else of its first timed
+    level (requests.jsonl)."""
     from llmbench.loadgen.sweep import read_jsonl_records, read_warmup
 
     warm = read_warmup(target.dir)
@@ -110,10 +132,7 @@ def cold_start(target: ResolvedTarget, events: list[dict[str, Any]]) -> dict[str
         records = read_jsonl_records(target.dir / "requests.jsonl")[0]
         lowest = min(records, key=lambda r: r.request_index, default=None)
         first = [r for r in records if lowest is not None and r.concurrency == lowest.concurrency]
-    return {
-        "time_to_ready_s": metrics.time_to_ready_s(events),
-        "first_request_ttft_ms": metrics.first_request_ttft_ms(first),
-    }
+    return first
 
 
 def provenance(target: ResolvedTarget) -> dict[str, Any]:

@@ -1,23 +1,27 @@
 """One class per metric (after aiperf's metrics/types): each says its column, header, unit, cell
 format, one-line definition, how it is computed and the bounds validation holds it to. The classes
-are the single source for the level table's columns (metrics.summarize_level), the report's
+are the single source for the level table's columns (metrics.summarize_level), the targets table's
+lifecycle columns (results.tables.targets), the report's
 headers and cell formats (analysis.columns.COLUMNS), the Great Expectations suites' bounds
 (results.validation) and the table in docs/metrics.md (markdown_table, checked by a test). Modules:
 base (Metric, Level, the registry), latency (per-request distributions), counts (requests, errors,
-tokens), throughput (the window, its rates and the steady state), slo (goodput) and client (the load
-generator's health)."""
+tokens), throughput (the window, its rates and the steady state), slo (goodput), client (the load
+generator's health) and lifecycle (a target's: time to ready, the first request's TTFT, the time
+spent measuring)."""
 
 from __future__ import annotations
 
-from llmbench.analysis.metrics.types import base, client, counts, latency, slo, throughput
+from llmbench.analysis.metrics.types import base, client, counts, latency, lifecycle, slo, throughput
 from llmbench.analysis.metrics.types.base import (
     REGISTRY,
     STATS,
     Level,
+    LevelBased,
     LevelFigures,
     LevelMetric,
     Metric,
     RequestMetric,
+    TargetMetric,
     register,
 )
 
@@ -25,15 +29,18 @@ __all__ = [
     "REGISTRY",
     "STATS",
     "Level",
+    "LevelBased",
     "LevelFigures",
     "LevelMetric",
     "Metric",
     "RequestMetric",
+    "TargetMetric",
     "base",
     "client",
     "column_labels",
     "counts",
     "latency",
+    "lifecycle",
     "markdown_table",
     "register",
     "slo",
@@ -47,7 +54,7 @@ def column_labels() -> dict[str, tuple[str, str]]:
 
 
 # The docs' table reads in this order of modules (each module's classes in the order they are defined).
-_SECTIONS = ("counts", "throughput", "latency", "client", "slo")
+_SECTIONS = ("counts", "throughput", "latency", "client", "slo", "lifecycle")
 
 
 def markdown_table() -> str:
@@ -65,5 +72,7 @@ def markdown_table() -> str:
             check = "; ".join(checks)
         else:
             name, what, check = ", ".join(f"`{c}`" for c in m.columns()), m.definition, m.bounds()
+            if issubclass(m, TargetMetric):
+                name += " (per target)"
         lines.append(f"| {name} | {m.unit} | `{m.__name__}` | {what} | {check} |")
     return "\n".join(lines) + "\n"

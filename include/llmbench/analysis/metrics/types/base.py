@@ -19,10 +19,12 @@ __all__ = [
     "REGISTRY",
     "STATS",
     "Level",
+    "LevelBased",
     "LevelFigures",
     "LevelMetric",
     "Metric",
     "RequestMetric",
+    "TargetMetric",
     "by_repeat",
     "register",
 ]
@@ -103,11 +105,6 @@ class Metric:
         return cls.kind
 
     @classmethod
-    def values(cls, level: Level, row: dict[str, Any]) -> dict[str, Any]:
-        """This metric's column(s) of the level's row; `row` holds what was computed before it."""
-        raise NotImplementedError
-
-    @classmethod
     def bounds(cls) -> str:
         """The bounds in words, for the docs' table."""
         said = (["not null"] if cls.not_null else []) + (
@@ -122,7 +119,29 @@ class Metric:
         return ", ".join(said)
 
 
-class LevelMetric(Metric):
+class LevelBased(Metric):
+    """A metric of a level's row (metrics.levels.LEVEL_ROW)."""
+
+    @classmethod
+    def values(cls, level: Level, row: dict[str, Any]) -> dict[str, Any]:
+        """This metric's column(s) of the level's row; `row` holds what was computed before it."""
+        raise NotImplementedError
+
+
+class TargetMetric(Metric):
+    """A figure of a whole target, one column of its targets row, computed from what its life left
+    (types.lifecycle.TargetLife) and the row so far."""
+
+    @classmethod
+    def compute(cls, life: Any, row: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def of(cls, life: Any, row: dict[str, Any]) -> dict[str, Any]:
+        return {cls.tag: cls.compute(life, row)}
+
+
+class LevelMetric(LevelBased):
     """A figure of the whole level: one column, computed from the Level (and the row so far)."""
 
     @classmethod
@@ -134,7 +153,7 @@ class LevelMetric(Metric):
         return {cls.tag: cls.compute(level, row)}
 
 
-class LevelFigures(Metric):
+class LevelFigures(LevelBased):
     """Several figures of the level computed together, in one pass over its records (steady state,
     goodput, ...): parts maps each column to its (header, cell format); compute returns them all."""
 
@@ -162,7 +181,7 @@ class LevelFigures(Metric):
         return out
 
 
-class RequestMetric(Metric):
+class RequestMetric(LevelBased):
     """A figure of each request (a column of the requests table when `in_table`), which a level
     sums up as a distribution (<tag>_p50 ... <tag>_max, when `stats`) over `over`: the successful
     requests ("ok") or every attempted one ("all"). The bounds hold each request's value, over
