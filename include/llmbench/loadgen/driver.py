@@ -1,13 +1,14 @@
 """The load generator's driver: one level of streaming requests against an endpoint, paced by a
-schedule (in the spirit of guidellm's scheduler strategies):
+strategy (schedules.Strategy, in the spirit of guidellm's scheduler strategies):
 
   ClosedLoop(concurrency)            `concurrency` streams; each sends its next request as soon as
                                      its previous one ended, until the level's requests are sent.
   PoissonArrivals(rate, cap, key)    open loop: requests arrive as a seeded Poisson process
-                                     whatever the server's pace, at most `cap` in flight.
+                                     whatever the server's pace, at most `cap` in flight (and
+                                     GammaArrivals, ConstantArrivals, RateShape, TraceArrivals).
 
-One driver (run_level) runs both: the schedule says when a request is due and how many may be in
-flight; the rest (bodies, connections, the request and its record, the record builder, the client
+One driver (run_level) runs them all: the strategy says when a request is due and how many may be
+in flight; the rest (bodies, connections, the request and its record, the record builder, the client
 CPU) is shared. The hot path only timestamps bytes as they arrive (httpstream: kernel receive
 stamps on plain TCP, on time.perf_counter_ns's clock); parsing and metric arithmetic happen in a
 helper process (recordworker, wire), off the event loop. A failed request is a record with an
@@ -228,7 +229,7 @@ class _Level:
         # level's (which requests it gets is not known in advance) are built when the request is taken.
         self.bodies = prebuild(self.body, n_requests) if n_requests is not None and next_index is None else []
         self.take = next_index or itertools.count().__next__
-        self.arrivals = schedule.arrivals()  # None: closed loop
+        self.arrivals = None if schedule.closed else schedule.arrivals()  # None: due when a stream is free
         # A split level's process drives its share of the streams; its records carry the level's.
         self.concurrency, self.rate = level_concurrency or schedule.streams, schedule.arrival_rate_rps
         self.streams = schedule.streams

@@ -29,7 +29,7 @@ from llmbench.loadgen import tokenizer
 from llmbench.loadgen.driver import run_level, run_loop, thread_runqueue_s
 from llmbench.loadgen.processes import append_line, client_processes, run_level_split
 from llmbench.loadgen.prompts import Prompt, dataset_prompt, draw_prefix, make_prompt, session_turn_prompt
-from llmbench.loadgen.schedules import ClosedLoop, PoissonArrivals, TraceArrivals, session_turn_key
+from llmbench.loadgen.schedules import ClosedLoop, TraceArrivals, open_loop, session_turn_key
 from llmbench.schemas.dataset import scan as dataset_scan
 from llmbench.schemas.dataset import scan_trace
 from llmbench.schemas.records import RequestRecord, request_schema, schema_problem, to_table
@@ -430,12 +430,12 @@ def _run_repeats(
             schedule = (
                 trace
                 if trace is not None
-                else PoissonArrivals.for_level(
+                else open_loop(
+                    workload.arrivals,
                     rate,
                     c,
                     workload.seed,
                     first,
-                    workload.arrivals,
                     workload.burstiness,
                     workload.rate_shape.steps() if workload.rate_shape else None,
                 )

@@ -62,7 +62,7 @@ class RateShape(_Strict):
     minute, given here or one a line in `file`, relative to the config's folder; 0 is an idle
     minute; the last one holds) or a linear `ramp_s` from `ramp_from` x the rate to the full rate.
     Arrivals keep their kind (poisson, gamma, constant) in the shape's own time: a multiplier of 2
-    sends the same draws twice as fast (driver.shaped_offsets_s)."""
+    sends the same draws twice as fast (the strategy schedules.RateShape, through shaped_offsets_s)."""
 
     per_minute: list[Annotated[float, Field(ge=0, le=1000)]] | None = Field(None, min_length=1, max_length=10_000)
     file: str | None = None

@@ -1,7 +1,10 @@
-"""The open-loop arrival schedule: a seeded Poisson process."""
+"""The open-loop arrival schedules: a seeded Poisson process, gamma and constant gaps, a rate shape;
+and the strategy classes that pace a level (schedules.STRATEGIES)."""
 
 import itertools
 import statistics
+
+import pytest
 
 from llmbench.loadgen.schedules import poisson_offsets_s
 
@@ -83,3 +86,39 @@ def test_a_ramp_rises_from_its_fraction_to_the_full_rate():
     times = list(itertools.islice(shaped_offsets_s(arrival_offsets_s(100.0, "r", "constant"), step_s, mult), 2000))
     in_ramp = sum(t < 10 for t in times)
     assert abs(in_ramp - 0.6 * 100 * 10) <= 2
+
+
+def test_each_pacing_is_one_registered_strategy_and_a_workloads_kinds_are_its_open_loops():
+    import typing
+
+    from llmbench.loadgen.schedules import STRATEGIES, OpenLoop
+    from llmbench.schemas.workload import Workload
+
+    assert set(STRATEGIES) == {"closed", "poisson", "gamma", "constant", "shaped", "trace"}
+    allowed = set(typing.get_args(Workload.model_fields["arrivals"].annotation))
+    assert allowed == {name for name, cls in STRATEGIES.items() if issubclass(cls, OpenLoop)}
+
+
+@pytest.mark.parametrize("kind, burstiness, shape", [
+    ("poisson", 1.0, None), ("gamma", 0.5, None), ("constant", 1.0, None), ("gamma", 2.0, (30.0, (1.0, 0.0, 3.0)))])
+def test_a_workloads_open_loop_strategy_draws_the_seeded_arrivals(kind, burstiness, shape):
+    """open_loop keys the level as the sweep always has (seed:first request:rate), so a config's
+    arrival times do not change with the strategy classes: the same draws as the offset functions."""
+    from llmbench.loadgen.schedules import RateShape, arrival_offsets_s, open_loop, shaped_offsets_s
+
+    strategy = open_loop(kind, 4.0, 16, 7, 300, burstiness, shape)
+    assert (strategy.streams, strategy.arrival_rate_rps, strategy.closed) == (16, 4.0, False)
+    want = arrival_offsets_s(4.0, "7:300:4.0", kind, burstiness)
+    if shape is not None:
+        assert isinstance(strategy, RateShape)
+        want = shaped_offsets_s(want, *shape)
+    got = strategy.arrivals()
+    assert got is not None
+    assert list(itertools.islice(got, 500)) == list(itertools.islice(want, 500))
+
+
+def test_an_unknown_open_loop_kind_is_refused_in_one_line():
+    from llmbench.loadgen.schedules import open_loop
+
+    with pytest.raises(ValueError, match="arrivals: unknown 'closed'; allowed: poisson, gamma, constant"):
+        open_loop("closed", 1.0, 1, 0, 0)
