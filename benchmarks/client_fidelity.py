@@ -100,6 +100,28 @@ def one(server: ServerProcess, streams: int, per_stream: int, processes: int, wo
     return row
 
 
+def planning_ms_per_1000(n: int = 10_000) -> dict:
+    """How long a level's plan takes before its clock starts: the driver builds (prompt, JSON body)
+    every request of a count-bounded level ahead (driver.prebuild, up to PREBUILT_BODIES), here
+    generated prompts of 32 words and 256 output tokens; ms per 1,000 requests, median of 5."""
+    import statistics
+
+    from llmbench.loadgen.driver import _Level, _Prompts
+    from llmbench.loadgen.schedules import ClosedLoop
+
+    prompts = _Prompts(32, TOKENS, 0, 0, 0, "words", None, (1, "uniform", 1.0), None, None)
+    took = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        level = _Level(Endpoint("http://127.0.0.1:9/v1/chat/completions"), ClosedLoop(256), n, prompts, 60.0,
+                       None, 0, None, 0, 1 << 24, None, None)
+        took.append(time.perf_counter() - t0)
+        assert len(level.bodies) == n
+    row = {"row": "planning", "requests": n, "planning_ms_per_1000": round(1000 * statistics.median(took) * 1000 / n, 2)}
+    print(json.dumps(row), flush=True)
+    return row
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--streams", default="1,64,256,1024")
@@ -130,8 +152,9 @@ def main() -> None:
                 os.sched_setaffinity(0, client_cores)
                 procs = a.processes or max(2, client_processes(streams))
                 rows.append(one(server, streams, a.requests_per_stream, procs, Path(a.out + ".work")))
+    planning = planning_ms_per_1000()
     result = {"benchmark": "client_fidelity", "at": datetime.now(UTC).isoformat(timespec="seconds"),
-              "machine": f"{platform.machine()}, {cores} cores", "client_core_pinned": pinned,
+              "machine": f"{platform.machine()}, {cores} cores", "client_core_pinned": pinned, "planning": planning,
               "schedule": {"ttft_ms": TTFT_MS, "itl_ms": ITL_MS, "tokens": TOKENS}, "bounds": BOUNDS, "rows": rows}
     RESULTS.mkdir(parents=True, exist_ok=True)
     Path(a.out + ".json").write_text(json.dumps(result, indent=2) + "\n")
@@ -145,7 +168,9 @@ def main() -> None:
         "| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows)
     Path(a.out + ".md").write_text(
         f"# Client fidelity\n\n{__doc__.strip().split(chr(10) + chr(10))[0]}\n\nRun {result['at']} on "
-        f"{result['machine']}; server on core 1, client on the cores in client_cores. Bounds: {BOUNDS}.\n\n{table}\n")
+        f"{result['machine']}; server on core 1, client on the cores in client_cores. Bounds: {BOUNDS}.\n\n{table}\n\n"
+        f"A level's plan before its clock (issue 47): {planning['planning_ms_per_1000']} ms per 1,000 requests "
+        f"(every body of a {planning['requests']:,}-request level built ahead, generated prompts).\n")
 
 
 if __name__ == "__main__":

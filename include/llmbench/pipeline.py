@@ -258,8 +258,10 @@ def deploy(target: Target, **backend_kwargs: Any) -> Handle:
         record_event(
             t, "deploy", "created", deployed_at=handle.get("deployed_at"), creates_endpoint=backend.creates_endpoint
         )
-        where = next((handle[k] for k in ("base_url", "endpoint_name", "instance_id", "model_id") if handle.get(k)), "")
-        log.info("deployed %s: %s", t.label, where)
+        shown = {
+            k: v for k, v in handle.items() if isinstance(v, str) and k not in (*SECRET_HANDLE_KEYS, "deployed_at")
+        }
+        log.info("deployed %s: %s", t.label, ", ".join(f"{k} {v}" for k, v in shown.items()))  # any kind's handle
         # XCom carries no secret: a per-deploy key stays in handle.json (the results store)
         return {k: v for k, v in handle.items() if k not in SECRET_HANDLE_KEYS}
 

@@ -2,7 +2,7 @@
 subpackage says what it is (a docstring) and what it offers (`__all__`); the top level stays small.
 The request record is defined once (schemas.records.RequestRecord) and the warehouse's `requests`
 table agrees with it; every module imports on its own, and the record-building side (wire,
-recordworker) never loads the load generator."""
+recordworker) never loads the load generator; no module is over 600 lines, no function over 80."""
 
 import ast
 import importlib
@@ -236,3 +236,19 @@ def test_every_package_names_each_of_its_modules_in_its_docstring_and_its_surfac
 def test_the_top_level_is_small():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(top) <= 8, top
+
+
+def test_no_library_module_is_over_600_lines_and_no_function_over_80():
+    """The size rule of issue 48: a module past 600 lines mixes concerns, a function past 80 does
+    several things. testing/ (servers for tests and benchmarks) is outside it."""
+    long_modules, long_functions = [], []
+    for module, path in _modules().items():
+        if _unit(module) == "testing":
+            continue
+        text = path.read_text()
+        if len(text.splitlines()) > 600:
+            long_modules.append(f"{module}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 80:
+                long_functions.append(f"{module}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert (long_modules, long_functions) == ([], [])

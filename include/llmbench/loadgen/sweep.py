@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +22,9 @@ from typing import Any
 from llmbench.analysis import metrics
 from llmbench.backends import servermetrics
 from llmbench.backends.base import Endpoint
-from llmbench.errors import LlmbenchError
 from llmbench.loadgen import tokenizer
 from llmbench.loadgen.driver import run_level, run_loop, thread_runqueue_s
+from llmbench.loadgen.owner import claim, still_own
 from llmbench.loadgen.processes import append_line, client_processes, run_level_split
 from llmbench.loadgen.prompts import Prompt, dataset_prompt, draw_prefix, make_prompt, session_turn_prompt
 from llmbench.loadgen.schedules import ClosedLoop, TraceArrivals, open_loop, session_turn_key
@@ -276,7 +274,7 @@ def run_sweep(
     jsonl_path, requests_path, levels_path = (out_dir / f for f in SWEEP_OUTPUTS)
     level_rows: list[dict[str, Any]] = []
 
-    owner = _claim(out_dir, jsonl_path, requests_path)
+    owner = claim(out_dir, jsonl_path, requests_path)
     # O_APPEND, unbuffered: each record one write, and a split level's processes append to it too
     with open(jsonl_path, "ab", buffering=0) as jsonl, pq.ParquetWriter(requests_path, request_schema()) as writer:
         sink = jsonl.fileno()
@@ -291,7 +289,7 @@ def run_sweep(
                 record_hook(rec)
 
         for li, c in enumerate(levels):
-            _still_own(out_dir, owner)
+            still_own(out_dir, owner)
             rate = rates[li] if rates else None
             extras: dict[str, Any] = {"level_warmup_requests": 0, "shared_prefix_fraction": prefix_fraction}
             extras["prompt_sizing"] = prompt_sizing
@@ -320,7 +318,7 @@ def run_sweep(
             runqueue_s = _since(runqueue0, thread_runqueue_s())
             row = level_row(recs, c, rate, slo, cpu_s, procs, extras, mode, runqueue_s)
             level_rows.append(row)
-            _still_own(out_dir, owner)
+            still_own(out_dir, owner)
             writer.write_table(to_table(recs))
             _write_levels(levels_path, level_rows)
             say(
@@ -446,44 +444,6 @@ def _run_repeats(
         recs.extend(r_recs)
         cpu_s += r_cpu
     return recs, cpu_s
-
-
-OWNER_FILE = "sweep.owner"
-
-
-class SweepSuperseded(LlmbenchError, RuntimeError):
-    """A newer try of this sweep took over its folder: this one stops (one line)."""
-
-
-def _claim(out_dir: Path, jsonl_path: Path, requests_path: Path) -> str:
-    """This try owns the folder from here (sweep.owner), its requests files begun afresh: an
-    earlier try of the same sweep whose worker was lost but whose process lives on (a task
-    outlives its killed worker's process group) stops at its next level instead of writing into
-    this try's files. Its open files are unlinked, not truncated, so what it still appends lands
-    nowhere this try reads: a request is never counted twice."""
-    owner = _own(out_dir)
-    for p in (jsonl_path, requests_path):
-        p.unlink(missing_ok=True)
-    jsonl_path.write_text("")
-    return owner
-
-
-def _own(out_dir: Path) -> str:
-    """Claim out_dir for this try of the sweep: a fresh token in OWNER_FILE, written whole."""
-    token = f"{os.getpid()}-{uuid.uuid4().hex}"
-    tmp = out_dir / f"{OWNER_FILE}.{token}"
-    tmp.write_text(token)
-    tmp.replace(out_dir / OWNER_FILE)
-    return token
-
-
-def _still_own(out_dir: Path, token: str) -> None:
-    try:
-        now = (out_dir / OWNER_FILE).read_text()
-    except OSError:
-        now = ""
-    if now != token:
-        raise SweepSuperseded(f"{out_dir}: a newer try of this sweep ({now or 'none'}) took over its folder; stopping")
 
 
 def _since(before: float | None, after: float | None) -> float | None:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from llmbench.backends.base import Endpoint
-from llmbench.loadgen import sweep
+from llmbench.loadgen import owner, sweep
 from llmbench.schemas.workload import Workload
 from llmbench.testing import calibration
 from llmbench.testing._serve import BackgroundServer
@@ -26,12 +26,12 @@ def test_a_sweep_run_twice_in_its_folder_keeps_the_second_tries_records_once(tmp
     with BackgroundServer(calibration.make_app(ttft_ms=2, itl_ms=1, tokens=4)) as server:
         endpoint = Endpoint(server.url + "/v1/chat/completions", keep_alive=True)
         sweep.run_sweep(endpoint, w, tmp_path)
-        first_owner = (tmp_path / sweep.OWNER_FILE).read_text()
+        first_owner = (tmp_path / owner.OWNER_FILE).read_text()
         stale = (tmp_path / "requests.jsonl").open("ab")  # an older try's handle, still open
         result = sweep.run_sweep(endpoint, w, tmp_path)
         stale.write(b'{"late": "record"}\n')  # lands in the unlinked file, not the new one
         stale.close()
-    assert (tmp_path / sweep.OWNER_FILE).read_text() != first_owner
+    assert (tmp_path / owner.OWNER_FILE).read_text() != first_owner
     assert _lines(tmp_path / "requests.jsonl") == 3 + 3
     assert len(pd.read_parquet(result.requests_path)) == 6
     assert pd.read_parquet(result.levels_path)["requests_attempted"].tolist() == [3, 3]
@@ -44,11 +44,11 @@ def test_an_older_try_stops_at_its_next_level_once_a_newer_one_claimed_the_folde
 
     def newer_try_starts(_record) -> None:  # as a retry on another worker would, mid-level
         if not claimed:
-            claimed.append(sweep._own(tmp_path))
+            claimed.append(owner.own(tmp_path))
 
     with BackgroundServer(calibration.make_app(ttft_ms=2, itl_ms=1, tokens=4)) as server:
         endpoint = Endpoint(server.url + "/v1/chat/completions", keep_alive=True)
-        with pytest.raises(sweep.SweepSuperseded, match=r"a newer try of this sweep .* took over its folder"):
+        with pytest.raises(owner.SweepSuperseded, match=r"a newer try of this sweep .* took over its folder"):
             sweep.run_sweep(endpoint, w, tmp_path, record_hook=newer_try_starts)
     assert not (tmp_path / "levels.parquet").exists()  # it wrote no level after losing the folder
     assert json.loads((tmp_path / "requests.jsonl").read_text().splitlines()[0])["concurrency"] == 1
