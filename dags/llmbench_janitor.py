@@ -2,7 +2,7 @@
 
 Hourly, in each region of the Param `regions` (default: every region a shipped config's backend
 sections name: llmbench.paths.config_regions), it runs the janitor of every backend kind that can
-leave something behind (BackendSpec.janitor, registry.with_janitor: SageMaker endpoints, endpoint
+leave something behind (BackendSpec.janitor, registry.janitors: SageMaker endpoints, endpoint
 configs and models; EC2 instances and their security groups), through the connection `aws_conn_id`
 names, which removes what is tagged
 managed-by=llmbench and whose llmbench:expires-at tag has passed (a killed worker's leftovers).
@@ -25,9 +25,8 @@ def sweep_expired(region: str) -> list[dict]:
 
     conn_id = get_current_context()["params"]["aws_conn_id"]
     removed = []
-    for spec in registry.with_janitor():
-        assert spec.janitor is not None  # with_janitor: every spec has one
-        removed += spec.janitor.sweep(AirflowPlatform(), conn_id, region)
+    for janitor in registry.janitors():
+        removed += janitor.sweep(AirflowPlatform(), conn_id, region)
     return [
         {"kind": r["kind"], "name": r.get("name") or r.get("id"), "run_key": r["tags"].get("llmbench:run-key")}
         for r in removed

@@ -1,7 +1,7 @@
 """llmbench_prices: refresh the price lists of every backend kind that has one.
 
 Daily, for each region in the Params, every kind whose price list something refreshes
-(BackendSpec.prices, registry.with_price_refresh: SageMaker's on-demand hosting prices from the AWS
+(BackendSpec.prices, registry.price_refreshers: SageMaker's on-demand hosting prices from the AWS
 Pricing API) fetches the prices of its catalog instance types through the connection `aws_conn_id`
 names; the result is a dated cache (llmbench.backends.sagemaker.prices) that llm_benchmark's plan
 prefers to the catalog's prices. Rows already published keep the price they were computed with.
@@ -24,11 +24,10 @@ def refresh(region: str) -> dict:
 
     conn_id = get_current_context()["params"]["aws_conn_id"]
     types = sorted(load_catalogs()["instances"])
-    out = {}
-    for spec in registry.with_price_refresh():
-        assert spec.prices is not None and spec.prices.refresh is not None  # with_price_refresh: every one
-        out[spec.kind] = spec.prices.refresh(AirflowPlatform(), conn_id, region, types)
-    return out
+    return {
+        kind: refresh(AirflowPlatform(), conn_id, region, types)
+        for kind, refresh in registry.price_refreshers().items()
+    }
 
 
 regional_aws_dag("llmbench_prices", "@daily", __doc__, refresh)

@@ -147,6 +147,10 @@ class Janitor:
     sweep: Callable[[Platform, str, str], list[dict[str, Any]]]
 
 
+# (platform, connection id, region, the catalog's instance types) -> {instance_type: usd_per_hour}
+PriceRefresh = Callable[[Platform, str, str, list[str]], dict[str, float]]
+
+
 @dataclass(frozen=True)
 class PriceList:
     """A kind with a price list of its own. listed(region, instance_type): the cached price as
@@ -156,7 +160,7 @@ class PriceList:
     refreshes it."""
 
     listed: Callable[[str, str], tuple[float, str, str] | None]
-    refresh: Callable[[Platform, str, str, list[str]], dict[str, float]] | None = None
+    refresh: PriceRefresh | None = None
 
 
 @dataclass(frozen=True)
@@ -283,14 +287,14 @@ def specs() -> tuple[BackendSpec, ...]:
     return tuple(_SPECS.values())
 
 
-def with_janitor() -> tuple[BackendSpec, ...]:
-    """The kinds that can leave something behind (a Janitor): what the janitor DAG sweeps."""
-    return tuple(s for s in specs() if s.janitor is not None)
+def janitors() -> tuple[Janitor, ...]:
+    """What the janitor DAG runs: the Janitor of every kind that can leave something behind."""
+    return tuple(s.janitor for s in specs() if s.janitor is not None)
 
 
-def with_price_refresh() -> tuple[BackendSpec, ...]:
-    """The kinds whose price list something refreshes (PriceList.refresh): what the prices DAG runs."""
-    return tuple(s for s in specs() if s.prices is not None and s.prices.refresh is not None)
+def price_refreshers() -> dict[str, PriceRefresh]:
+    """What the prices DAG runs: {kind: its PriceList.refresh} for every kind whose list has one."""
+    return {s.kind: s.prices.refresh for s in specs() if s.prices is not None and s.prices.refresh is not None}
 
 
 def get(kind: str) -> BackendSpec:
@@ -323,6 +327,7 @@ __all__ = [
     "DagLimits",
     "ImageResolver",
     "Janitor",
+    "PriceRefresh",
     "PlanContext",
     "Platform",
     "PriceList",
@@ -333,14 +338,14 @@ __all__ = [
     "Strict",
     "WireFormat",
     "get",
+    "janitors",
     "kinds",
+    "price_refreshers",
     "register",
     "register_image_resolver",
     "register_serving",
     "register_wire",
     "resolve_image",
-    "with_janitor",
-    "with_price_refresh",
     "specs",
     "wire",
     "wires",

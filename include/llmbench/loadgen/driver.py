@@ -45,7 +45,7 @@ from llmbench.loadgen.prompts import (
     trace_prompt,
 )
 from llmbench.loadgen.recordworker import FAILED_KEEP_BYTES, RecordBuilder, classify, first_bytes
-from llmbench.loadgen.schedules import Schedule, TraceArrivals, session_turn_key
+from llmbench.loadgen.schedules import Strategy, TraceArrivals, session_turn_key
 from llmbench.schemas.dataset import Conversation, DatasetIndex, DatasetSpec, MultiTurn
 from llmbench.schemas.records import RequestRecord
 from llmbench.schemas.workload import DEFAULT_BYTES_PER_REQUEST, Length, length_range, sample_length
@@ -132,7 +132,7 @@ def prebuild(body: Callable[[int], bytes], n: int) -> list[bytes]:
 
 async def run_level(
     endpoint: Endpoint,
-    schedule: Schedule,
+    schedule: Strategy,
     *,
     n_requests: int | None,
     input_tokens: Length,
@@ -200,7 +200,7 @@ class _Level:
     def __init__(
         self,
         endpoint: Endpoint,
-        schedule: Schedule,
+        schedule: Strategy,
         n_requests: int | None,
         prompts: _Prompts,
         timeout_s: float,

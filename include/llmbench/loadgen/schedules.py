@@ -25,7 +25,6 @@ __all__ = [
     "OpenLoop",
     "PoissonArrivals",
     "RateShape",
-    "Schedule",
     "Strategy",
     "TraceArrivals",
     "arrival_offsets_s",
@@ -287,6 +286,3 @@ class TraceArrivals(Strategy):
     def arrivals(self) -> Iterator[float]:
         t0 = self.trace.timestamps_ms[0]
         return ((t - t0) * self.time_scale / 1000 for t in self.trace.timestamps_ms)
-
-
-Schedule = Strategy  # what the driver runs (the name it has always used)

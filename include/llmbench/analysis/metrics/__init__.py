@@ -20,7 +20,6 @@ from llmbench.analysis.metrics.client import (
     send_lateness_split,
 )
 from llmbench.analysis.metrics.levels import (
-    chunk_tokens_level,
     confidence_interval,
     decode_tokens_per_s_per_stream,
     input_tokens_per_output_token,
@@ -99,7 +98,6 @@ __all__ = [
     "STARVED_RUNQUEUE_PER_CPU",
     "ServerReading",
     "Z_95",
-    "chunk_tokens_level",
     "chunk_tokens_of",
     "client",
     "client_saturated",

@@ -110,12 +110,6 @@ def summarize_level(
     return row
 
 
-def chunk_tokens_level(ok: Sequence[RequestRecord]) -> dict[str, Any]:
-    """How many tokens a level's chunks carried, over the successful requests `ok`
-    (types.latency.ChunkTokens, which defines it)."""
-    return ChunkTokens.compute(Level(ok, list(ok)), {})
-
-
 def steady_state(records: Sequence[RequestRecord]) -> dict[str, Any]:
     """The level without its ramp-up and tail (types.throughput.SteadyState, which defines it)."""
     return SteadyState.compute(Level.of(records), {})

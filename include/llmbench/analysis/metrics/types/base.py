@@ -44,9 +44,9 @@ def by_repeat(records: Sequence[RequestRecord]) -> list[list[RequestRecord]]:
 @dataclass(frozen=True)
 class Level:
     """One level's request records and what every metric of it shares: the successful ones (`ok`)
-        and the window, first send -> last completion, summed over the level's repeats (the pauses
-        between repeats are nobody's throughput). client_cpu_s and client_runqueue_s: the load
-        generator's CPU and run-queue wait over the level (None: not measured); slo: the objectives
+    and the window, first send -> last completion, summed over the level's repeats (the pauses
+    between repeats are nobody's throughput). client_cpu_s and client_runqueue_s: the load
+    generator's CPU and run-queue wait over the level (None: not measured); slo: the objectives
     goodput is judged against (None: no SLO)."""
 
     records: Sequence[RequestRecord]
@@ -177,8 +177,7 @@ class LevelFigures(LevelBased):
 
     @classmethod
     def values(cls, level: Level, row: dict[str, Any]) -> dict[str, Any]:
-        out = cls.compute(level, row)
-        return out
+        return cls.compute(level, row)
 
 
 class RequestMetric(LevelBased):

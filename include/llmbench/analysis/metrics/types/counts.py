@@ -129,7 +129,7 @@ class OutputTokensMean(LevelMetric):
 
     @classmethod
     def compute(cls, level: Level, row: dict[str, Any]) -> float | None:
-        return sum(r.output_tokens for r in level.ok) / len(level.ok) if level.ok else None
+        return row["output_tokens_total"] / len(level.ok) if level.ok else None  # OutputTokensTotal's, before it
 
 
 @register

@@ -37,7 +37,7 @@ class OutputTokensPerS(LevelMetric):
 
     @classmethod
     def compute(cls, level: Level, row: dict[str, Any]) -> float | None:
-        return level.per_s(sum(r.output_tokens for r in level.ok))
+        return level.per_s(row["output_tokens_total"])  # OutputTokensTotal comes before it in the row
 
 
 @register
